@@ -1,0 +1,31 @@
+// Shared between the preload agent's files.
+#ifndef HANGWATCH_AGENT_INTERNAL_H
+#define HANGWATCH_AGENT_INTERNAL_H
+#include "hangwatch_engine.h"
+#include <poll.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/select.h>
+#include <time.h>
+
+/// The libc functions we wrap, found with dlsym(RTLD_NEXT) at load time.
+typedef struct hw_real_calls {
+    int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
+    int (*poll)(struct pollfd *, nfds_t, int);
+    int (*poll_chk)(struct pollfd *, nfds_t, int, size_t);
+    int (*ppoll_chk)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *, size_t);
+    int (*select)(int, fd_set *, fd_set *, fd_set *, struct timeval *);
+    int (*pselect)(int, fd_set *, fd_set *, fd_set *, const struct timespec *, const sigset_t *);
+    int (*epoll_wait)(int, struct epoll_event *, int, int);
+    int (*epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
+    int (*nanosleep)(const struct timespec *, struct timespec *);
+    int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
+    int (*usleep)(useconds_t);
+    unsigned (*sleep)(unsigned);
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    __sighandler_t (*signal)(int, __sighandler_t);
+} hw_real_calls;
+
+extern hw_real_calls hw_real;
+void hw_resolve_real_calls(void);
+#endif

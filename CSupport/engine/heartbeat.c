@@ -1,0 +1,161 @@
+// The heartbeat: the watched loop thread marks when it starts and stops
+// waiting for events. This runs on every loop iteration, so it is a handful
+// of loads and stores plus two vDSO clock reads; the watchdog does the rest.
+#include "engine_internal.h"
+
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+enum { TLS_UNKNOWN = 0, TLS_WATCHED = 1, TLS_IGNORED = 2 };
+
+// initial-exec: a TLS access that never allocates, so the SIGPROF handler may use it.
+static __thread hw_slot *tls_slot __attribute__((tls_model("initial-exec")));
+static __thread uint8_t tls_state __attribute__((tls_model("initial-exec")));
+
+static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
+
+static void record_stack_bounds(hw_slot *slot) {
+    pthread_attr_t attr;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
+    void *addr = NULL;
+    size_t size = 0;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        slot->stack_lo = (uint64_t)(uintptr_t)addr;
+        slot->stack_hi = (uint64_t)(uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+static void log_thread(const hw_slot *slot) {
+    hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = slot->tid;
+    rec->role = slot->role;
+    prctl(PR_GET_NAME, rec->name, 0, 0, 0);
+    hw_log_commit(&rec->h, HW_REC_THREAD);
+}
+
+hw_slot *hw_slot_register(pid_t tid, uint32_t role) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    uint32_t n = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    hw_slot *slot = NULL;
+    if (n < HW_MAX_SLOTS) {
+        slot = &hw_g.slots[n];
+        memset(slot, 0, sizeof *slot);
+        slot->tid = tid;
+        slot->role = role;
+        slot->state = HW_STATE_BUSY;
+        // Until the first loop wait the thread is "launching" from process start.
+        slot->busy_since_ns = hw_now_ns();
+        slot->session.syscall_fd = -1;
+        record_stack_bounds(slot);
+        __atomic_store_n(&hw_g.slot_count, n + 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&lock);
+    if (slot) log_thread(slot);
+    return slot;
+}
+
+hw_slot *hw_register_current_thread(uint32_t role) {
+    if (tls_state == TLS_WATCHED) return tls_slot;
+    hw_slot *slot = hw_slot_register(current_tid(), role);
+    tls_slot = slot;
+    tls_state = slot ? TLS_WATCHED : TLS_IGNORED;
+    return slot;
+}
+
+hw_slot *hw_current_slot(void) {
+    if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
+    if (tls_state == TLS_IGNORED || !hw_g.running || hw_g.disabled) return NULL;
+    // First wait on this thread: decide once whether it is watched.
+    char name[17] = {0};
+    prctl(PR_GET_NAME, name, 0, 0, 0);
+    pid_t tid = current_tid();
+    uint32_t role;
+    if (tid == hw_g.pid && hw_thread_name_matches(hw_g.patterns, "main")) role = HW_ROLE_MAIN_THREAD;
+    else if (tid != hw_g.pid && hw_thread_name_matches(hw_g.patterns, name)) role = HW_ROLE_LOOP;
+    else { tls_state = TLS_IGNORED; return NULL; }
+    return hw_register_current_thread(role);
+}
+
+// Exposed for the signal handler, which must not take the slow path above.
+hw_slot *hw_tls_slot_fast(void);
+hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
+
+static void emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
+    if (!hw_g.log || hw_g.disabled) return;
+    hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = slot->tid;
+    rec->flags = flags;
+    rec->busy_seq = slot->busy_seq;
+    rec->start_ns = start;
+    rec->end_ns = end;
+    hw_log_commit(&rec->h, type);
+}
+
+void hw_heartbeat_wait_begin(hw_slot *slot) {
+    uint64_t now = hw_now_ns();
+    uint64_t busy = now - slot->busy_since_ns;
+    if (!slot->launched) {
+        // The launch period is reported on its own, never as a hang.
+        emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, HW_BUSY_LAUNCH);
+        slot->launched = true;
+    } else if (busy >= hw_g.config.hang_ns) {
+        emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
+    }
+    __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
+}
+
+void hw_heartbeat_wait_end(hw_slot *slot) {
+    // Order matters for the watchdog: a new sequence and start time, then BUSY.
+    __atomic_store_n(&slot->busy_since_ns, hw_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
+}
+
+bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {
+    switch (kind) {
+    case HW_WAIT_EPOLL:
+        // Waiting on an epoll set is waiting on an event loop, nested ones included.
+        return true;
+    case HW_WAIT_SLEEP:
+        // A sleep is the idle wait only of a frame-deadline loop.
+        if (hw_g.config.frame_ns == 0) return false;
+        break;
+    case HW_WAIT_FDSET:
+        if (!has_fds) return false; // poll(NULL, 0, t) is a sleep
+        break;
+    }
+    for (uint32_t i = 0; i < slot->loop_site_count; i++)
+        if (slot->loop_sites[i] == site) return true;
+    // The first such wait on a thread is its loop's wait (CFRunLoop's ppoll,
+    // a C loop's poll); later ones from other call sites are callbacks blocking.
+    if (slot->loop_site_count == 0) {
+        slot->loop_sites[slot->loop_site_count++] = site;
+        return true;
+    }
+    return false;
+}
+
+void hw_blocked_begin(hw_slot *slot, hw_blocked_context *ctx, int call) {
+    // Seqlock-style publication: odd generation while the fields change.
+    __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
+    slot->blocked_ctx = ctx;
+    __atomic_store_n(&slot->blocked_call, (uint32_t)call, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
+}
+
+void hw_blocked_end(hw_slot *slot) {
+    __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->blocked_call, 0, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
+}
+
+// SIGNAL-SAFE.
+uint32_t hw_signal_hits(const hw_slot *slot) {
+    return __atomic_load_n(&slot->signal_hits, __ATOMIC_ACQUIRE);
+}

@@ -1,0 +1,277 @@
+// libunwind's remote API over a sample record: registers come from the
+// record, stack reads from its copied slice, and code/unwind-table reads from
+// the ELF images mapped read-only here. Nothing touches the sampled process.
+#include "hangwatch_unwind.h"
+
+#include <elf.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <libunwind.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+// Exported by libunwind but not declared in its public headers.
+extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
+                                              unw_proc_info_t *pi, int need_unwind_info, void *arg);
+
+typedef struct hw_module {
+    uint64_t bias, start, end;
+    const uint8_t *image; // whole ELF file contents
+    size_t image_len;
+    bool mapped;          // munmap on destroy (else owned copy: free)
+    const Elf64_Phdr *phdrs;
+    int phnum;
+    unw_dyn_info_t di;    // the binary-search table from .eh_frame_hdr
+} hw_module;
+
+struct hw_unwinder {
+    unw_addr_space_t as;
+    hw_module *modules; // sorted by start
+    size_t count, cap;
+};
+
+typedef struct unwind_ctx {
+    hw_unwinder *u;
+    const hw_rec_sample *sample;
+} unwind_ctx;
+
+static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
+    size_t lo = 0, hi = u->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (u->modules[mid].start <= addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return NULL;
+    const hw_module *m = &u->modules[lo - 1];
+    return addr < m->end ? m : NULL;
+}
+
+/// Reads `len` bytes at runtime address `addr` from the module's file image.
+static bool read_module(const hw_module *m, uint64_t addr, void *out, size_t len) {
+    uint64_t vaddr = addr - m->bias;
+    for (int i = 0; i < m->phnum; i++) {
+        const Elf64_Phdr *ph = &m->phdrs[i];
+        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr + len > ph->p_vaddr + ph->p_filesz) continue;
+        uint64_t off = ph->p_offset + (vaddr - ph->p_vaddr);
+        if (off + len > m->image_len) return false;
+        memcpy(out, m->image + off, len);
+        return true;
+    }
+    return false;
+}
+
+static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
+    (void)as;
+    if (write) return -UNW_EINVAL;
+    const unwind_ctx *ctx = arg;
+    const hw_rec_sample *s = ctx->sample;
+    if (addr >= s->stack_addr && addr + sizeof *val <= s->stack_addr + s->stack_len) {
+        memcpy(val, s->stack + (addr - s->stack_addr), sizeof *val);
+        return 0;
+    }
+    const hw_module *m = module_for(ctx->u, addr);
+    if (m && read_module(m, addr, val, sizeof *val)) return 0;
+    return -UNW_EINVAL;
+}
+
+static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, int write, void *arg) {
+    (void)as;
+    const unwind_ctx *ctx = arg;
+    if (reg < 0 || reg >= HW_REG_COUNT) return -UNW_EBADREG;
+    if (write) return 0; // only resume would need written registers
+    *val = ctx->sample->regs[reg];
+    return 0;
+}
+
+static int access_fpreg(unw_addr_space_t as, unw_regnum_t reg, unw_fpreg_t *val, int write, void *arg) {
+    (void)as; (void)reg; (void)val; (void)write; (void)arg;
+    return -UNW_EBADREG;
+}
+
+static int resume(unw_addr_space_t as, unw_cursor_t *c, void *arg) {
+    (void)as; (void)c; (void)arg;
+    return -UNW_EINVAL;
+}
+
+static int get_proc_name(unw_addr_space_t as, unw_word_t addr, char *buf, size_t len, unw_word_t *off, void *arg) {
+    (void)as; (void)addr; (void)buf; (void)len; (void)off; (void)arg;
+    return -UNW_ENOINFO; // symbols are the symbolicator's job
+}
+
+static int get_dyn_info_list_addr(unw_addr_space_t as, unw_word_t *addr, void *arg) {
+    (void)as; (void)addr; (void)arg;
+    return -UNW_ENOINFO;
+}
+
+static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg) {
+    (void)as; (void)arg;
+    free(pi->unwind_info);
+    pi->unwind_info = NULL;
+}
+
+static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_info, void *arg) {
+    const unwind_ctx *ctx = arg;
+    const hw_module *m = module_for(ctx->u, ip);
+    if (!m || m->di.format != UNW_INFO_FORMAT_REMOTE_TABLE) return -UNW_ENOINFO;
+    unw_dyn_info_t di = m->di;
+    return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_info, arg);
+}
+
+static unw_accessors_t accessors = {
+    .find_proc_info = find_proc_info,
+    .put_unwind_info = put_unwind_info,
+    .get_dyn_info_list_addr = get_dyn_info_list_addr,
+    .access_mem = access_mem,
+    .access_reg = access_reg,
+    .access_fpreg = access_fpreg,
+    .resume = resume,
+    .get_proc_name = get_proc_name,
+};
+
+hw_unwinder *hw_unwinder_create(void) {
+    hw_unwinder *u = calloc(1, sizeof *u);
+    if (!u) return NULL;
+    u->as = unw_create_addr_space(&accessors, 0);
+    if (!u->as) { free(u); return NULL; }
+    // The images never change under us, so per-ip unwind rules can be cached.
+    unw_set_caching_policy(u->as, UNW_CACHE_GLOBAL);
+    return u;
+}
+
+static void release_image(hw_module *m) {
+    if (!m->image) return;
+    if (m->mapped) munmap((void *)m->image, m->image_len);
+    else free((void *)m->image);
+}
+
+void hw_unwinder_destroy(hw_unwinder *u) {
+    if (!u) return;
+    for (size_t i = 0; i < u->count; i++) release_image(&u->modules[i]);
+    free(u->modules);
+    unw_destroy_addr_space(u->as);
+    free(u);
+}
+
+static bool build_id_matches(const hw_module *m, const uint8_t *want, uint32_t want_len) {
+    if (!want || want_len == 0) return true;
+    for (int i = 0; i < m->phnum; i++) {
+        const Elf64_Phdr *ph = &m->phdrs[i];
+        if (ph->p_type != PT_NOTE || ph->p_offset + ph->p_filesz > m->image_len) continue;
+        const uint8_t *p = m->image + ph->p_offset, *end = p + ph->p_filesz;
+        while (p + sizeof(Elf64_Nhdr) <= end) {
+            const Elf64_Nhdr *n = (const Elf64_Nhdr *)p;
+            const uint8_t *name = p + sizeof *n;
+            const uint8_t *desc = name + ((n->n_namesz + 3) & ~3u);
+            if (desc + n->n_descsz > end) break;
+            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 && memcmp(name, "GNU", 4) == 0)
+                return n->n_descsz >= want_len && memcmp(desc, want, want_len) == 0;
+            p = desc + ((n->n_descsz + 3) & ~3u);
+        }
+    }
+    return false; // the run had a build-id and this file has none
+}
+
+/// Decodes the fixed header of .eh_frame_hdr into a libunwind remote table.
+static bool load_eh_frame_hdr(hw_module *m) {
+    for (int i = 0; i < m->phnum; i++) {
+        const Elf64_Phdr *ph = &m->phdrs[i];
+        if (ph->p_type != PT_GNU_EH_FRAME) continue;
+        uint8_t hdr[12];
+        uint64_t hdr_addr = m->bias + ph->p_vaddr;
+        if (!read_module(m, hdr_addr, hdr, sizeof hdr)) return false;
+        // version 1; eh_frame_ptr: pcrel|sdata4; fde_count: udata4; table: datarel|sdata4.
+        if (hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b) return false;
+        uint32_t fde_count;
+        memcpy(&fde_count, hdr + 8, 4);
+        memset(&m->di, 0, sizeof m->di);
+        m->di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
+        m->di.start_ip = m->start;
+        m->di.end_ip = m->end;
+        m->di.u.rti.segbase = hdr_addr;
+        m->di.u.rti.table_data = hdr_addr + 12;
+        m->di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+        return true;
+    }
+    return false;
+}
+
+int hw_unwinder_add_module(hw_unwinder *u, const char *path, const uint8_t *image, size_t image_len,
+                           uint64_t bias, uint64_t start, uint64_t end,
+                           const uint8_t *build_id, uint32_t build_id_len) {
+    hw_module m = { .bias = bias, .start = start, .end = end };
+    if (image) {
+        uint8_t *copy = malloc(image_len);
+        if (!copy) return HW_MODULE_UNREADABLE;
+        memcpy(copy, image, image_len);
+        m.image = copy;
+        m.image_len = image_len;
+    } else {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct stat st;
+        if (fd < 0) return HW_MODULE_UNREADABLE;
+        if (fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(Elf64_Ehdr)) { close(fd); return HW_MODULE_UNREADABLE; }
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED) return HW_MODULE_UNREADABLE;
+        m.image = p;
+        m.image_len = (size_t)st.st_size;
+        m.mapped = true;
+    }
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)m.image;
+    if (m.image_len < sizeof *eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64
+        || eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > m.image_len) {
+        release_image(&m);
+        return HW_MODULE_UNREADABLE;
+    }
+    m.phdrs = (const Elf64_Phdr *)(m.image + eh->e_phoff);
+    m.phnum = eh->e_phnum;
+    if (!build_id_matches(&m, build_id, build_id_len)) { release_image(&m); return HW_MODULE_BUILD_ID_MISMATCH; }
+    int status = load_eh_frame_hdr(&m) ? HW_MODULE_OK : HW_MODULE_NO_UNWIND_TABLE;
+
+    if (u->count == u->cap) {
+        size_t cap = u->cap ? u->cap * 2 : 32;
+        hw_module *grown = realloc(u->modules, cap * sizeof *grown);
+        if (!grown) { release_image(&m); return HW_MODULE_UNREADABLE; }
+        u->modules = grown;
+        u->cap = cap;
+    }
+    // Insert sorted; a new image at the same start replaces the old (address reuse after dlclose).
+    size_t at = 0;
+    while (at < u->count && u->modules[at].start < start) at++;
+    if (at < u->count && u->modules[at].start == start) {
+        release_image(&u->modules[at]);
+        u->modules[at] = m;
+    } else {
+        memmove(&u->modules[at + 1], &u->modules[at], (u->count - at) * sizeof *u->modules);
+        u->modules[at] = m;
+        u->count++;
+    }
+    unw_flush_cache(u->as, 0, 0);
+    return status;
+}
+
+int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max) {
+    if (max <= 0) return 0;
+    unwind_ctx ctx = { u, sample };
+    unw_cursor_t cursor;
+    int n = 0;
+    pcs[n++] = sample->regs[HW_REG_RIP];
+    if (unw_init_remote(&cursor, u->as, &ctx) < 0) return n;
+    uint64_t last_sp = sample->regs[HW_REG_RSP];
+    while (n < max) {
+        if (unw_step(&cursor) <= 0) break;
+        unw_word_t ip = 0, sp = 0;
+        unw_get_reg(&cursor, UNW_REG_IP, &ip);
+        unw_get_reg(&cursor, UNW_REG_SP, &sp);
+        if (ip == 0 || sp < last_sp) break; // end of stack, or a corrupt frame going backwards
+        last_sp = sp;
+        pcs[n++] = ip;
+    }
+    return n;
+}
+
+uint64_t hw_own_vdso_base(void) { return getauxval(AT_SYSINFO_EHDR); }

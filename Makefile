@@ -1,0 +1,53 @@
+# hangwatch build entry points. `make demo` and `make test` are the README's
+# Quick start; both install missing system packages and build what they need.
+#
+# The preload agent is built here with cc rather than by SwiftPM: SwiftPM
+# links the Swift runtime into every shared library it makes, and the agent
+# must load into any program (a plain C one included) without it.
+
+CONFIG      ?= release
+BUILD_DIR   := .build/$(CONFIG)
+AGENT       := $(BUILD_DIR)/libhangwatch-agent.so
+AGENT_SRC   := $(wildcard CSupport/engine/*.c) $(wildcard CSupport/agent/*.c)
+AGENT_HDR   := $(wildcard CSupport/engine/*.h CSupport/engine/include/*.h CSupport/agent/*.h)
+CC          ?= cc
+AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-pointer \
+               -funwind-tables -fvisibility=default -Wall -Wextra -ICSupport/engine/include \
+               -Wl,--build-id -Wl,-z,nodelete
+APT_PACKAGES := libunwind-dev libelf-dev
+
+.PHONY: all deps build agent demo test bench clean
+
+all: build
+
+# Install the Debian packages the build needs, only when one is missing.
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+agent: $(AGENT)
+
+$(AGENT): $(AGENT_SRC) $(AGENT_HDR) | deps
+	@mkdir -p $(BUILD_DIR)
+	$(CC) $(AGENT_FLAGS) -o $@ $(AGENT_SRC) -ldl -lpthread
+
+build: deps
+	swift build -c $(CONFIG)
+	@$(MAKE) --no-print-directory agent
+
+# The main job: run the bundled RunLoop demo under hangwatch and print its call trees.
+demo: build
+	$(BUILD_DIR)/hangwatch run -- $(BUILD_DIR)/RunLoopDemo
+
+test: build
+	swift test -c $(CONFIG)
+
+bench: build
+	./Bench/run.sh
+
+clean:
+	rm -rf .build
