@@ -1,0 +1,132 @@
+/// Facts about the profiled process that the sample log does not hold.
+public struct ProcessFacts: Sendable {
+    public var pid: Int
+    public var executable: String
+    public var arguments: [String]
+    public var exitCode: Int?
+    public var signal: Int?
+    /// CLOCK_MONOTONIC ns at process start (just before exec).
+    public var startNs: UInt64
+    /// CLOCK_MONOTONIC ns when the process was seen to end.
+    public var endNs: UInt64
+    public init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?,
+                startNs: UInt64, endNs: UInt64) {
+        self.pid = pid
+        self.executable = executable
+        self.arguments = arguments
+        self.exitCode = exitCode
+        self.signal = signal
+        self.startNs = startNs
+        self.endNs = endNs
+    }
+}
+
+/// Builds the report: durations from the heartbeat's own timestamps, evidence
+/// from the samples, names from the symbolicator, trees from the builder.
+public struct ReportBuilder {
+    public var config: CaptureConfig
+    public init(config: CaptureConfig) { self.config = config }
+
+    public func build(run: CapturedRun, process: ProcessFacts, extraNotes: [String] = []) -> Report {
+        let symbolicator = Symbolicator()
+        for module in run.modules { symbolicator.addModule(module) }
+        let stacks = StackResolver(run: run, symbolicator: symbolicator)
+        let endNs = run.exitTimeNs ?? process.endNs
+        let msPerSample = 1000 / config.sampleHz
+
+        var hangs: [Hang] = []
+        var launch: Launch?
+        let periods = run.busyPeriods.values.sorted { ($0.startNs, $0.tid) < ($1.startNs, $1.tid) }
+        for period in periods {
+            let key = BusyKey(tid: period.tid, seq: period.seq)
+            let samples = run.samples[key] ?? []
+            let end = period.endNs ?? max(endNs, period.startNs)
+            let durationMs = Double(end - period.startNs) / 1e6
+            let wantsTree = durationMs >= config.reportMs
+            let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample) : nil
+            let weight = samples.reduce(0) { $0 + $1.weight }
+            if period.isLaunch {
+                launch = Launch(durationMs: durationMs, reachedFirstWait: period.endNs != nil,
+                                sampleCount: weight, callTree: tree)
+                continue
+            }
+            guard durationMs >= config.hangMs else { continue }
+            let blocked = BlockedProfile(samples: samples)
+            let thread = run.threads[period.tid]
+            hangs.append(Hang(
+                id: hangs.count + 1,
+                thread: ThreadRef(tid: Int(period.tid), name: thread?.name ?? "",
+                                  role: Self.roleName(thread?.role ?? 0)),
+                startMs: Double(Int64(period.startNs) - Int64(process.startNs)) / 1e6,
+                durationMs: durationMs,
+                reported: wantsTree,
+                inProgress: period.endNs == nil,
+                kind: blocked.kind,
+                blockedIn: blocked.mainCall,
+                sampleCount: weight,
+                sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
+                callTree: tree))
+        }
+        let notes = extraNotes + symbolicator.notes + Self.describe(run: run)
+        return Report(
+            process: ProcessInfoRecord(pid: process.pid, executable: process.executable,
+                                       arguments: process.arguments, exitCode: process.exitCode,
+                                       signal: process.signal,
+                                       wallMs: Double(process.endNs &- process.startNs) / 1e6),
+            thresholds: Thresholds(hangMs: config.hangMs, reportMs: config.reportMs,
+                                   sampleHz: config.sampleHz, frameMs: config.frameMs),
+            summary: Summary(hangs: hangs),
+            hangs: hangs,
+            launch: launch,
+            notes: notes)
+    }
+
+    static func roleName(_ role: UInt32) -> String {
+        switch role {
+        case 1: return "main-queue"
+        case 2: return "loop"
+        default: return "main-thread"
+        }
+    }
+
+    /// Notes about the evidence itself: what the engine could not sample.
+    static func describe(run: CapturedRun) -> [String] {
+        var notes: [String] = []
+        var seen = Set<String>()
+        for note in run.notes {
+            let text: String
+            switch note.code {
+            case 1: text = "thread \(note.tid) blocks SIGPROF: its CPU samples are missing, only blocked waits were sampled"
+            case 2: text = "the program installed its own SIGPROF handler; hangwatch chains to it"
+            case 3: text = "thread \(note.tid): sampling signals went unanswered (\(note.value) in one hang)"
+            default: continue
+            }
+            if seen.insert(text).inserted { notes.append(text) }
+        }
+        if run.droppedRecords > 0 {
+            notes.append("\(run.droppedRecords) records were dropped because the sample log was full")
+        }
+        return notes
+    }
+}
+
+/// How much of a hang was spent blocked, and in which call mostly.
+struct BlockedProfile {
+    let kind: HangKind
+    let mainCall: String?
+
+    init(samples: [CapturedSample]) {
+        var blockedWeight = 0, total = 0
+        var byCall: [String: Int] = [:]
+        for s in samples {
+            total += s.weight
+            if s.source != .signal {
+                blockedWeight += s.weight
+                byCall[CallNames.name(of: s.call), default: 0] += s.weight
+            }
+        }
+        let fraction = total == 0 ? 0 : Double(blockedWeight) / Double(total)
+        kind = fraction >= 0.9 ? .blocked : (fraction <= 0.1 ? .cpu : .mixed)
+        mainCall = kind == .cpu ? nil : byCall.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+    }
+}

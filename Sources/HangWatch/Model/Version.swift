@@ -1,0 +1,3 @@
+public enum HangWatchVersion {
+    public static let string = "0.1.0"
+}

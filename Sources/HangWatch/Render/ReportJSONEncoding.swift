@@ -1,0 +1,139 @@
+// Explicit, null-preserving JSON encodings of the report model (schema v1).
+//
+// Synthesized Codable omits nil optionals, but the file format promises every
+// field is present (`"exitCode": null`) so consumers in other languages can
+// rely on the keys. These wrappers write each field by name; the model's own
+// synthesized Decodable still reads the files back.
+
+/// A string coding key, so field names read here exactly as in the schema.
+struct JSONKey: CodingKey, ExpressibleByStringLiteral {
+    var stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { return nil }
+    init(stringLiteral value: String) { stringValue = value }
+}
+
+/// Rounds to 3 decimals (microsecond precision on millisecond fields): more digits
+/// are noise from `samples × msPerSample` and only make files harder to read and diff.
+func roundedForJSON(_ value: Double) -> Double {
+    guard value.isFinite, abs(value) < 1e12 else { return value }
+    return (value * 1000).rounded() / 1000
+}
+
+struct ReportJSON: Encodable {
+    var report: Report
+    var maxTreeDepth: Int
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(report.schemaVersion, forKey: "schemaVersion")
+        try c.encode(ProcessJSON(process: report.process), forKey: "process")
+        try c.encode(ThresholdsJSON(thresholds: report.thresholds), forKey: "thresholds")
+        try c.encode(SummaryJSON(summary: report.summary), forKey: "summary")
+        try c.encode(report.hangs.map { HangJSON(hang: $0, maxTreeDepth: maxTreeDepth) }, forKey: "hangs")
+        try c.encode(report.frames.map(FramesJSON.init), forKey: "frames")
+        try c.encode(report.launch.map { LaunchJSON(launch: $0, maxTreeDepth: maxTreeDepth) }, forKey: "launch")
+        try c.encode(report.notes, forKey: "notes")
+    }
+}
+
+struct ProcessJSON: Encodable {
+    var process: ProcessInfoRecord
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(process.pid, forKey: "pid")
+        try c.encode(process.executable, forKey: "executable")
+        try c.encode(process.arguments, forKey: "arguments")
+        try c.encode(process.exitCode, forKey: "exitCode")
+        try c.encode(process.signal, forKey: "signal")
+        try c.encode(roundedForJSON(process.wallMs), forKey: "wallMs")
+    }
+}
+
+struct ThresholdsJSON: Encodable {
+    var thresholds: Thresholds
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(roundedForJSON(thresholds.hangMs), forKey: "hangMs")
+        try c.encode(roundedForJSON(thresholds.reportMs), forKey: "reportMs")
+        try c.encode(roundedForJSON(thresholds.sampleHz), forKey: "sampleHz")
+        try c.encode(thresholds.frameMs.map(roundedForJSON), forKey: "frameMs")
+    }
+}
+
+struct SummaryJSON: Encodable {
+    var summary: Summary
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(summary.hangCount, forKey: "hangCount")
+        try c.encode(summary.reportedHangCount, forKey: "reportedHangCount")
+        try c.encode(roundedForJSON(summary.totalHangMs), forKey: "totalHangMs")
+        try c.encode(roundedForJSON(summary.longestHangMs), forKey: "longestHangMs")
+    }
+}
+
+struct HangJSON: Encodable {
+    var hang: Hang
+    var maxTreeDepth: Int
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(hang.id, forKey: "id")
+        try c.encode(hang.thread, forKey: "thread")  // tid, name, role: no optionals, no doubles
+        try c.encode(roundedForJSON(hang.startMs), forKey: "startMs")
+        try c.encode(roundedForJSON(hang.durationMs), forKey: "durationMs")
+        try c.encode(hang.reported, forKey: "reported")
+        try c.encode(hang.inProgress, forKey: "inProgress")
+        try c.encode(hang.kind, forKey: "kind")
+        try c.encode(hang.blockedIn, forKey: "blockedIn")
+        try c.encode(hang.sampleCount, forKey: "sampleCount")
+        try c.encode(roundedForJSON(hang.sampleCoverage), forKey: "sampleCoverage")
+        try c.encode(hang.callTree.map { NodeJSON(node: $0, levelsLeft: maxTreeDepth) }, forKey: "callTree")
+    }
+}
+
+struct LaunchJSON: Encodable {
+    var launch: Launch
+    var maxTreeDepth: Int
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(roundedForJSON(launch.durationMs), forKey: "durationMs")
+        try c.encode(launch.reachedFirstWait, forKey: "reachedFirstWait")
+        try c.encode(launch.sampleCount, forKey: "sampleCount")
+        try c.encode(launch.callTree.map { NodeJSON(node: $0, levelsLeft: maxTreeDepth) }, forKey: "callTree")
+    }
+}
+
+struct FramesJSON: Encodable {
+    var frames: FrameStats
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(roundedForJSON(frames.deadlineMs), forKey: "deadlineMs")
+        try c.encode(frames.frameCount, forKey: "frameCount")
+        try c.encode(frames.hitchCount, forKey: "hitchCount")
+        try c.encode(frames.missedFrames, forKey: "missedFrames")
+        try c.encode(roundedForJSON(frames.hitchMs), forKey: "hitchMs")
+        try c.encode(roundedForJSON(frames.hitchRatioMsPerS), forKey: "hitchRatioMsPerS")
+        try c.encode(frames.band, forKey: "band")
+        try c.encode(roundedForJSON(frames.p50Ms), forKey: "p50Ms")
+        try c.encode(roundedForJSON(frames.p95Ms), forKey: "p95Ms")
+        try c.encode(roundedForJSON(frames.p99Ms), forKey: "p99Ms")
+        try c.encode(roundedForJSON(frames.maxMs), forKey: "maxMs")
+    }
+}
+
+/// A call-tree node; below `levelsLeft` levels its children are dropped (see `JSONReport.maxTreeDepth`).
+struct NodeJSON: Encodable {
+    var node: CallTreeNode
+    var levelsLeft: Int
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(node.symbol, forKey: "symbol")
+        try c.encode(node.image, forKey: "image")
+        try c.encode(roundedForJSON(node.weightMs), forKey: "weightMs")
+        try c.encode(roundedForJSON(node.selfMs), forKey: "selfMs")
+        try c.encode(node.sampleCount, forKey: "sampleCount")
+        let children = levelsLeft > 1 ? node.children : []
+        try c.encode(children.map { NodeJSON(node: $0, levelsLeft: levelsLeft - 1) }, forKey: "children")
+    }
+}

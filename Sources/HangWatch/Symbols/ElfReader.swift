@@ -1,0 +1,157 @@
+// The libelf-facing half of ElfSymbolTable: walks the symbol-table sections
+// of an open `Elf *` and turns them into plain Swift values. Everything here
+// must finish before the caller's `elf_end`. The build-id and the
+// dynamic-segment fallback live in their own files, as extensions.
+
+import CLibElf
+
+/// Reads function symbols and the build-id from an open libelf handle.
+struct ElfReader {
+    let elf: OpaquePointer
+
+    // MARK: Symbols
+
+    /// A symbol as found in one table, before deduplication.
+    struct RawSymbol {
+        var name: String
+        var start: UInt64
+        var size: UInt64
+        /// End of the allocated section holding the symbol, when known; bounds size-0 symbols.
+        var sectionEnd: UInt64?
+        var binding: UInt8
+    }
+
+    /// FUNC and GNU_IFUNC symbols with a nonzero address from `.symtab` and
+    /// `.dynsym`, one per address, sorted, with non-overlapping ranges.
+    ///
+    /// An image without symbol-table sections (a memory copy that stops at the
+    /// end of the loaded segment, as the vDSO's does, or a file whose section
+    /// headers were stripped) falls back to the dynamic segment's symbols.
+    func functionSymbols() -> [ElfSymbolTable.Symbol] {
+        var raw: [RawSymbol] = []
+        var sectionEnds: [Int: UInt64?] = [:]
+        var foundTable = false
+        var section: OpaquePointer? = nil
+        while let current = elf_nextscn(elf, section) {
+            section = current
+            var header = GElf_Shdr()
+            guard gelf_getshdr(current, &header) != nil,
+                  header.sh_type == UInt32(SHT_SYMTAB) || header.sh_type == UInt32(SHT_DYNSYM)
+            else { continue }
+            foundTable = true
+            collectFunctions(in: current, stringTable: Int(header.sh_link), into: &raw, sectionEnds: &sectionEnds)
+        }
+        if !foundTable { raw = dynamicSegmentFunctions() }
+        return Self.deduplicated(raw)
+    }
+
+    /// ELF64_ST_TYPE / ELF64_ST_BIND are C macros Swift cannot import; true
+    /// for the symbol kinds that name code.
+    static func isFunction(_ info: UInt8) -> Bool {
+        let type = info & 0xf
+        return type == UInt8(STT_FUNC) || type == UInt8(STT_GNU_IFUNC)
+    }
+
+    private func collectFunctions(in section: OpaquePointer, stringTable: Int,
+                                  into raw: inout [RawSymbol], sectionEnds: inout [Int: UInt64?]) {
+        guard let data = elf_getdata(section, nil), data.pointee.d_buf != nil else { return }
+        let entrySize = gelf_fsize(elf, ELF_T_SYM, 1, UInt32(EV_CURRENT))
+        guard entrySize > 0 else { return }
+        let count = data.pointee.d_size / entrySize
+        raw.reserveCapacity(raw.count + count)
+
+        for index in 0..<count {
+            var symbol = GElf_Sym()
+            guard gelf_getsym(data, Int32(clamping: index), &symbol) != nil else { break }
+            guard Self.isFunction(symbol.st_info),
+                  symbol.st_value != 0,
+                  symbol.st_shndx != UInt16(SHN_UNDEF),
+                  let cName = elf_strptr(elf, stringTable, Int(symbol.st_name)),
+                  cName.pointee != 0
+            else { continue }
+
+            let sectionIndex = Int(symbol.st_shndx)
+            let sectionEnd: UInt64?
+            if let cached = sectionEnds[sectionIndex] {
+                sectionEnd = cached
+            } else {
+                sectionEnd = allocatedSectionEnd(index: sectionIndex)
+                sectionEnds[sectionIndex] = sectionEnd
+            }
+            raw.append(RawSymbol(name: String(cString: cName), start: symbol.st_value,
+                                 size: symbol.st_size, sectionEnd: sectionEnd, binding: symbol.st_info >> 4))
+        }
+    }
+
+    /// `sh_addr + sh_size` of an ordinary allocated section; nil for the
+    /// reserved indices (ABS, COMMON, XINDEX) and non-loaded sections.
+    private func allocatedSectionEnd(index: Int) -> UInt64? {
+        guard index > 0, index < Int(SHN_LORESERVE), let section = elf_getscn(elf, index) else { return nil }
+        var header = GElf_Shdr()
+        guard gelf_getshdr(section, &header) != nil, header.sh_flags & UInt64(SHF_ALLOC) != 0 else { return nil }
+        return header.sh_addr &+ header.sh_size
+    }
+
+    /// Keeps one name per address and fixes each symbol's end.
+    ///
+    /// Several names often share an address (`.symtab` and `.dynsym` repeat each
+    /// other; glibc exports `__send`/`send`, `pwrite`/`pwrite64`/`__libc_pwrite`).
+    /// The public-looking one is the most useful in a report: fewest leading
+    /// underscores, then global over weak over local, then the shortest.
+    private static func deduplicated(_ raw: [RawSymbol]) -> [ElfSymbolTable.Symbol] {
+        let sorted = raw.sorted { lhs, rhs in
+            lhs.start != rhs.start ? lhs.start < rhs.start : isPreferredName(lhs, over: rhs)
+        }
+        var result: [ElfSymbolTable.Symbol] = []
+        result.reserveCapacity(sorted.count)
+        var index = 0
+        while index < sorted.count {
+            let best = sorted[index]
+            // Aliases may disagree on size (one is often 0); take the largest.
+            var size = best.size
+            var sectionEnd = best.sectionEnd
+            var next = index + 1
+            while next < sorted.count, sorted[next].start == best.start {
+                size = max(size, sorted[next].size)
+                sectionEnd = sectionEnd ?? sorted[next].sectionEnd
+                next += 1
+            }
+            let nextStart = next < sorted.count ? sorted[next].start : nil
+
+            var end: UInt64
+            if size > 0 {
+                end = best.start &+ size
+                if end < best.start { end = .max }  // corrupt size; keep the range well-formed
+            } else {
+                // Unsized (typically assembly): runs until something else starts
+                // or its section ends. With neither known, claim only its first byte.
+                end = [nextStart, sectionEnd].compactMap { $0 }.filter { $0 > best.start }.min()
+                    ?? best.start &+ 1
+            }
+            // A symbol nested inside a bigger one takes over from its start.
+            if let nextStart, end > nextStart { end = nextStart }
+
+            result.append(ElfSymbolTable.Symbol(name: best.name, start: best.start, end: end))
+            index = next
+        }
+        return result
+    }
+
+    private static func isPreferredName(_ lhs: RawSymbol, over rhs: RawSymbol) -> Bool {
+        let lhsUnderscores = lhs.name.utf8.prefix { $0 == UInt8(ascii: "_") }.count
+        let rhsUnderscores = rhs.name.utf8.prefix { $0 == UInt8(ascii: "_") }.count
+        if lhsUnderscores != rhsUnderscores { return lhsUnderscores < rhsUnderscores }
+        let lhsRank = bindingRank(lhs.binding), rhsRank = bindingRank(rhs.binding)
+        if lhsRank != rhsRank { return lhsRank < rhsRank }
+        if lhs.name.utf8.count != rhs.name.utf8.count { return lhs.name.utf8.count < rhs.name.utf8.count }
+        return lhs.name < rhs.name
+    }
+
+    private static func bindingRank(_ binding: UInt8) -> Int {
+        switch binding {
+        case UInt8(STB_GLOBAL): return 0
+        case UInt8(STB_WEAK): return 1
+        default: return 2
+        }
+    }
+}

@@ -1,0 +1,62 @@
+// Hiding the long tail of a call tree without lying about the weights.
+
+/// A call tree with its light and very deep subtrees left out.
+public struct PrunedCallTree: Sendable, Equatable {
+    /// The visible tree. Every kept node keeps its full `weightMs`, so a parent may
+    /// weigh more than its self time plus its listed children: the difference is hidden.
+    public var root: CallTreeNode
+    /// How many nodes were left out, counting every node inside a hidden subtree.
+    public var hiddenNodeCount: Int
+}
+
+extension CallTreeNode {
+    /// Leaves out subtrees lighter than `minFraction` of this node's weight and
+    /// nodes deeper than `maxDepth` (this node is depth 0).
+    ///
+    /// Weights are not folded into parents: a reader comparing a parent with its
+    /// children must see that something is missing rather than a wrong self time.
+    /// `minFraction` 0 keeps every node with a weight; nil `maxDepth` keeps all levels.
+    public func pruned(minFraction: Double = 0.005, maxDepth: Int? = nil) -> PrunedCallTree {
+        let cutoff = weightMs * max(0, minFraction)
+        var hidden = 0
+        let root = prunedCopy(depth: 0, cutoff: cutoff, maxDepth: maxDepth, hidden: &hidden)
+        return PrunedCallTree(root: root, hiddenNodeCount: hidden)
+    }
+
+    private func prunedCopy(depth: Int, cutoff: Double, maxDepth: Int?, hidden: inout Int) -> CallTreeNode {
+        var copy = self
+        copy.children = []
+        for child in children {
+            let tooDeep = maxDepth.map { depth + 1 > $0 } ?? false
+            if tooDeep || child.weightMs < cutoff {
+                hidden += child.nodeCount
+            } else {
+                copy.children.append(child.prunedCopy(depth: depth + 1, cutoff: cutoff, maxDepth: maxDepth, hidden: &hidden))
+            }
+        }
+        return copy
+    }
+
+    /// Number of nodes in this subtree, itself included. Iterative, so a runaway
+    /// recursion captured in the tree cannot exhaust the stack while counting it.
+    public var nodeCount: Int {
+        var count = 0
+        var pending: [CallTreeNode] = [self]
+        while let node = pending.popLast() {
+            count += 1
+            pending.append(contentsOf: node.children)
+        }
+        return count
+    }
+
+    /// Number of levels below and including this node (a leaf has depth 1).
+    public var depth: Int {
+        var deepest = 0
+        var pending: [(node: CallTreeNode, level: Int)] = [(self, 1)]
+        while let (node, level) = pending.popLast() {
+            deepest = max(deepest, level)
+            for child in node.children { pending.append((child, level + 1)) }
+        }
+        return deepest
+    }
+}

@@ -1,0 +1,21 @@
+// Stack rewrites applied before building a tree.
+
+/// Optional clean-ups of sampled stacks.
+public enum FrameFilters {
+    /// Collapses direct recursion: consecutive identical frames become one.
+    ///
+    /// A recursive function otherwise produces a staircase as deep as the
+    /// recursion, pushing the interesting callee far off the right edge and
+    /// splitting its weight across every depth it was sampled at.
+    /// Indirect recursion (a → b → a) is left alone: collapsing it would invent calls.
+    public static func collapsingRecursion(_ stacks: [WeightedStack]) -> [WeightedStack] {
+        stacks.map { stack in
+            var frames: [Frame] = []
+            frames.reserveCapacity(stack.frames.count)
+            for frame in stack.frames where frames.last != frame {
+                frames.append(frame)
+            }
+            return WeightedStack(frames: frames, weight: stack.weight)
+        }
+    }
+}

@@ -1,0 +1,46 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where the preload agent lives: $HANGWATCH_AGENT, else next to this executable
+/// (the build puts both in .build/<config>/), else ../lib/hangwatch/.
+enum AgentLocator {
+    static let fileName = "libhangwatch-agent.so"
+
+    static var executableDirectory: String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+        guard n > 0 else { return "." }
+        let path = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+    }
+
+    static var expectedPath: String { executableDirectory + "/" + fileName }
+
+    static func find() -> String? {
+        if let env = getenv("HANGWATCH_AGENT"), env.pointee != 0 {
+            let path = String(cString: env)
+            return access(path, R_OK) == 0 ? path : nil
+        }
+        for candidate in [expectedPath, executableDirectory + "/../lib/hangwatch/" + fileName]
+        where access(candidate, R_OK) == 0 {
+            return candidate
+        }
+        return nil
+    }
+}
+
+enum LogFiles {
+    /// A fresh path for a sample log: in /dev/shm when it exists (memory, no
+    /// disk writes), else $TMPDIR or /tmp.
+    static func temporaryPath() -> String {
+        let dir: String
+        if access("/dev/shm", W_OK) == 0 { dir = "/dev/shm" }
+        else if let t = getenv("TMPDIR") { dir = String(cString: t) }
+        else { dir = "/tmp" }
+        var template = Array("\(dir)/hangwatch-\(getpid())-XXXXXX".utf8CString)
+        let fd = mkstemp(&template)
+        if fd >= 0 { close(fd) }
+        return String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

@@ -1,0 +1,89 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+import HangWatch
+
+/// `hangwatch run`: start the program with the agent, read its sample log
+/// while it runs and after it ends, then write the report.
+enum RunCommand {
+    static func main(_ args: [String]) -> Int32 {
+        let options: RunOptions
+        do {
+            options = try RunOptions.parse(args)
+        } catch {
+            guard case let .message(text) = error else { return ExitCode.usage }
+            return usageError(text)
+        }
+        if options.showHelp {
+            print(Usage.run)
+            return 0
+        }
+        guard let program = options.program.first else { return usageError("no program given") }
+        let path: String
+        do {
+            path = try ProgramLauncher.resolve(program)
+        } catch {
+            return report(launchFailure: error)
+        }
+        guard let agent = AgentLocator.find() else {
+            writeStderr("hangwatch: \(CaptureError.agentNotFound(AgentLocator.expectedPath))")
+            return ExitCode.internalError
+        }
+        let logPath = LogFiles.temporaryPath()
+        let log: SampleLog
+        do {
+            log = try SampleLog(creatingAt: logPath)
+        } catch {
+            writeStderr("hangwatch: \(error)")
+            return ExitCode.internalError
+        }
+        defer { unlink(logPath) }
+        log.configure(options.capture)
+
+        var environment = ["HANGWATCH_LOG": logPath]
+        let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { $0.isEmpty ? "" : ":" + $0 } ?? ""
+        environment["LD_PRELOAD"] = agent + existing
+
+        let startNs = Clock.monotonicNs()
+        let pid: pid_t
+        do {
+            pid = try ProgramLauncher.spawn(path: path, arguments: [program] + options.program.dropFirst(),
+                                            environment: environment)
+        } catch {
+            return report(launchFailure: error)
+        }
+        SignalForwarding.install(forwardingTo: pid)
+
+        let collector = CaptureCollector()
+        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) { collector.drain(log, writerGone: false) }
+        let endNs = Clock.monotonicNs()
+        collector.drain(log, writerGone: true)
+        collector.finish()
+
+        var notes: [String] = []
+        if log.ownerPid == 0 {
+            notes.append("the agent did not start in the program (statically linked, or LD_PRELOAD was ignored): no hangs could be seen")
+        }
+        let facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
+                                 exitCode: waitStatus.exitCode, signal: waitStatus.signal,
+                                 startNs: startNs, endNs: endNs)
+        let report = ReportBuilder(config: options.capture).build(run: collector.run, process: facts, extraNotes: notes)
+        if !ReportOutput.write(report, format: options.format, to: options.output) { return ExitCode.internalError }
+        return waitStatus.shellStatus
+    }
+
+    private static func report(launchFailure error: ProgramLauncher.Failure) -> Int32 {
+        switch error {
+        case let .notFound(p):
+            writeStderr("hangwatch: cannot find program '\(p)'")
+            return ExitCode.notFound
+        case let .notExecutable(p, why):
+            writeStderr("hangwatch: cannot execute '\(p)': \(why)")
+            return ExitCode.cannotExecute
+        case let .spawnFailed(p, why):
+            writeStderr("hangwatch: cannot start '\(p)': \(why)")
+            return ExitCode.cannotExecute
+        }
+    }
+}

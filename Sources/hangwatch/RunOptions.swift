@@ -1,0 +1,71 @@
+import HangWatch
+
+/// Parsed `hangwatch run` command line.
+struct RunOptions {
+    enum Format: String { case text, json }
+    var capture = CaptureConfig()
+    var output: String?
+    var format: Format = .text
+    var program: [String] = []
+    var showHelp = false
+
+    enum ParseError: Error { case message(String) }
+
+    /// Parses options up to `--` (or the first non-option word), then the program.
+    static func parse(_ args: [String]) throws(ParseError) -> RunOptions {
+        var options = RunOptions()
+        var i = 0
+        func value(_ flag: String) throws(ParseError) -> String {
+            i += 1
+            guard i < args.count else { throw .message("option \(flag) needs a value") }
+            return args[i]
+        }
+        func number(_ flag: String, _ text: String, in range: ClosedRange<Double>) throws(ParseError) -> Double {
+            guard let v = Double(text), v.isFinite, range.contains(v) else {
+                throw .message("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
+            }
+            return v
+        }
+        while i < args.count {
+            var arg = args[i]
+            var inline: String?
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                inline = String(arg[arg.index(after: eq)...])
+                arg = String(arg[..<eq])
+            }
+            func next() throws(ParseError) -> String { if let inline { return inline }; return try value(arg) }
+            switch arg {
+            case "--":
+                options.program = Array(args[(i + 1)...])
+                i = args.count
+                continue
+            case "-h", "--help": options.showHelp = true
+            case "--hang-ms": options.capture.hangMs = try number(arg, next(), in: 1...3_600_000)
+            case "--report-ms": options.capture.reportMs = try number(arg, next(), in: 1...3_600_000)
+            case "--sample-hz": options.capture.sampleHz = try number(arg, next(), in: 1...10_000)
+            case "-o", "--output": options.output = try next()
+            case "--format":
+                let f = try next()
+                guard let format = Format(rawValue: f) else { throw .message("unknown format '\(f)' (expected text or json)") }
+                options.format = format
+            default:
+                if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
+                options.program = Array(args[i...])
+                i = args.count
+                continue
+            }
+            i += 1
+        }
+        if options.showHelp { return options }
+        if options.program.isEmpty { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
+        if options.capture.reportMs < options.capture.hangMs {
+            throw .message("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
+        }
+        return options
+    }
+}
+
+extension Double {
+    /// 100 rather than 100.0 in messages.
+    var clean: String { self == rounded() && abs(self) < 1e15 ? String(Int64(self)) : String(self) }
+}

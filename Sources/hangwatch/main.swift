@@ -1,0 +1,25 @@
+// hangwatch command-line tool: a thin shell that turns arguments into a
+// configuration and calls the HangWatch library.
+#if canImport(Glibc)
+import Glibc
+#endif
+import HangWatch
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let status: Int32
+switch arguments.first {
+case "run":
+    status = RunCommand.main(Array(arguments.dropFirst()))
+case "--version", "-V":
+    print("hangwatch \(HangWatchVersion.string)")
+    status = 0
+case "--help", "-h", "help":
+    print(Usage.top)
+    status = 0
+case nil:
+    writeStderr(Usage.top)
+    status = ExitCode.usage
+case let other?:
+    status = usageError("unknown command '\(other)' (try 'hangwatch --help')")
+}
+exit(status)
