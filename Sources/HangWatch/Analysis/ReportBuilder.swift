@@ -46,7 +46,9 @@ public struct ReportBuilder {
             let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample) : nil
             let weight = samples.reduce(0) { $0 + $1.weight }
             if period.isLaunch {
-                launch = Launch(durationMs: durationMs, reachedFirstWait: period.endNs != nil,
+                // Launch counts from process start, not from when the engine came up.
+                let launchMs = Double(end &- min(process.startNs, period.startNs)) / 1e6
+                launch = Launch(durationMs: launchMs, reachedFirstWait: period.endNs != nil,
                                 sampleCount: weight, callTree: tree)
                 continue
             }

@@ -1,0 +1,81 @@
+import Foundation
+import HangWatch
+
+/// One `hangwatch run` of a demo, with the JSON report and the program's own
+/// measurements of its work.
+struct HangwatchRun {
+    var result: ProcessResult
+    var report: Report
+    var measured: [MeasuredWork]
+    var scratch: URL
+
+    /// Runs `hangwatch run [hangwatchArgs] -o report.json --format json -- program programArgs --measure FILE`.
+    static func run(_ program: String, _ programArgs: [String] = [], hangwatchArgs: [String] = [],
+                    measure: Bool = true, timeout: TimeInterval = 60, scratch given: URL? = nil,
+                    whileRunning: ((Process) -> Void)? = nil) throws -> HangwatchRun {
+        let scratch = try given ?? TestPaths.scratch()
+        let reportPath = scratch.appendingPathComponent("report.json").path
+        let measurePath = scratch.appendingPathComponent("measure.txt").path
+        var args = ["run"] + hangwatchArgs + ["-o", reportPath, "--format", "json", "--", program] + programArgs
+        if measure { args += ["--measure", measurePath] }
+        let result = try ProcessRunner.run(TestPaths.hangwatch, args, timeout: timeout, whileRunning: whileRunning)
+        guard let data = FileManager.default.contents(atPath: reportPath) else {
+            throw TestFailure("no report written; status \(result.status), stderr: \(result.stderr)")
+        }
+        let report = try JSONReport.decode(data)
+        let measured = measure ? MeasuredWork.parse(file: measurePath) : []
+        return HangwatchRun(result: result, report: report, measured: measured, scratch: scratch)
+    }
+
+    func hang(startingNear work: MeasuredWork, toleranceMs: Double = 20) -> Hang? {
+        report.hangs.min { abs($0.durationMs - work.durationMs) < abs($1.durationMs - work.durationMs) }
+            .flatMap { abs($0.durationMs - work.durationMs) <= toleranceMs ? $0 : nil }
+    }
+
+    func work(_ name: String) -> [MeasuredWork] { measured.filter { $0.name == name } }
+}
+
+/// One line `<name> <startNs> <endNs> <durationMs>` the demos write around each piece of work.
+struct MeasuredWork: Equatable {
+    var name: String
+    var startNs: UInt64
+    var endNs: UInt64
+    var durationMs: Double
+    /// Extra lines such as `usleep-result <ret> <errno> <actualMs>`, by name.
+    var fields: [String]
+
+    static func parse(file: String) -> [MeasuredWork] {
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            let f = line.split(separator: " ").map(String.init)
+            guard f.count >= 2 else { return nil }
+            if f.count == 4, let s = UInt64(f[1]), let e = UInt64(f[2]), let d = Double(f[3]) {
+                return MeasuredWork(name: f[0], startNs: s, endNs: e, durationMs: d, fields: f)
+            }
+            return MeasuredWork(name: f[0], startNs: 0, endNs: 0, durationMs: 0, fields: f)
+        }
+    }
+}
+
+extension CallTreeNode {
+    /// The chain of symbols from the root following the heaviest child.
+    var heaviestPathSymbols: [String] {
+        var path = [symbol]
+        var node = self
+        while let next = node.children.max(by: { $0.weightMs < $1.weightMs }) {
+            path.append(next.symbol)
+            node = next
+        }
+        return path
+    }
+
+    /// Every symbol in the tree.
+    var allSymbols: [String] { [symbol] + children.flatMap(\.allSymbols) }
+
+    /// First node (depth-first) whose symbol contains `text`.
+    func first(containing text: String) -> CallTreeNode? {
+        if symbol.contains(text) { return self }
+        for child in children { if let hit = child.first(containing: text) { return hit } }
+        return nil
+    }
+}
