@@ -43,8 +43,9 @@ build: deps
 demo: build
 	$(BUILD_DIR)/hangwatch run -- $(BUILD_DIR)/RunLoopDemo
 
+# Integration tests run real programs and measure durations: one at a time.
 test: build
-	swift test -c $(CONFIG)
+	swift test -c $(CONFIG) --no-parallel
 
 bench: build
 	./Bench/run.sh

@@ -43,6 +43,11 @@ struct RunOptions {
             case "--hang-ms": options.capture.hangMs = try number(arg, next(), in: 1...3_600_000)
             case "--report-ms": options.capture.reportMs = try number(arg, next(), in: 1...3_600_000)
             case "--sample-hz": options.capture.sampleHz = try number(arg, next(), in: 1...10_000)
+            case "--frame-ms": options.capture.frameMs = try number(arg, next(), in: 0.1...10_000)
+            case "--thread":
+                let name = try next()
+                guard !name.isEmpty, name.utf8.count <= 100 else { throw .message("invalid thread name '\(name)' for --thread") }
+                options.capture.threadPatterns.append(name)
             case "-o", "--output": options.output = try next()
             case "--format":
                 let f = try next()

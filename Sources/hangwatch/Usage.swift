@@ -24,6 +24,10 @@ enum Usage {
       --hang-ms MS       busy time that counts as a hang (default 100)
       --report-ms MS     hang duration that gets a call tree (default 250, >= --hang-ms)
       --sample-hz HZ     stack samples per second during a hang (default 1000, 1...10000)
+      --thread NAME      watch the event loop of threads named NAME (exact, or a glob
+                         such as 'NIO-ELT-*'); repeatable; 'main' is the main thread.
+                         Default: the main thread only
+      --frame-ms MS      the loop is a frame loop with this deadline: count hitches
       -o, --output FILE  write the report to FILE instead of stderr
       --format FORMAT    text (default) or json
       -h, --help         show this help

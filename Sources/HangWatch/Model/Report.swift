@@ -10,18 +10,22 @@ public struct Report: Codable, Sendable, Equatable {
     public var hangs: [Hang]
     /// Frame-deadline statistics; null unless a frame deadline was set.
     public var frames: FrameStats?
+    /// Every frame loop measured (the main one is also `frames`).
+    public var frameLoops: [FrameStats]
     /// Launch: time from process start to the watched loop's first wait.
     public var launch: Launch?
     /// Things the reader should know about the evidence (blocked signals, dropped samples, ...).
     public var notes: [String]
 
     public init(process: ProcessInfoRecord, thresholds: Thresholds, summary: Summary,
-                hangs: [Hang], frames: FrameStats? = nil, launch: Launch? = nil, notes: [String] = []) {
+                hangs: [Hang], frames: FrameStats? = nil, frameLoops: [FrameStats] = [],
+                launch: Launch? = nil, notes: [String] = []) {
         self.process = process
         self.thresholds = thresholds
         self.summary = summary
         self.hangs = hangs
         self.frames = frames
+        self.frameLoops = frameLoops
         self.launch = launch
         self.notes = notes
     }
@@ -36,7 +40,15 @@ public struct ProcessInfoRecord: Codable, Sendable, Equatable {
     /// Signal number when the program was killed by a signal.
     public var signal: Int?
     public var wallMs: Double
-    public init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?, wallMs: Double) {
+    /// The program's own CPU time and peak memory (from wait4's rusage); nil when unknown.
+    public var cpuUserMs: Double?
+    public var cpuSystemMs: Double?
+    public var peakRssKb: Int?
+    public init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?, wallMs: Double,
+                cpuUserMs: Double? = nil, cpuSystemMs: Double? = nil, peakRssKb: Int? = nil) {
+        self.cpuUserMs = cpuUserMs
+        self.cpuSystemMs = cpuSystemMs
+        self.peakRssKb = peakRssKb
         self.pid = pid
         self.executable = executable
         self.arguments = arguments
@@ -145,6 +157,8 @@ public struct Launch: Codable, Sendable, Equatable {
 }
 
 public struct FrameStats: Codable, Sendable, Equatable {
+    /// The loop's name (thread name, or the name given to the library's frame monitor).
+    public var name: String
     public var deadlineMs: Double
     public var frameCount: Int
     public var hitchCount: Int
@@ -156,6 +170,35 @@ public struct FrameStats: Codable, Sendable, Equatable {
     public var p95Ms: Double
     public var p99Ms: Double
     public var maxMs: Double
+    /// Frame-time histogram: upper bounds in ms and counts (the last bucket is open-ended).
+    public var histogram: [HistogramBucket]
+    public init(name: String, deadlineMs: Double, frameCount: Int, hitchCount: Int, missedFrames: Int,
+                hitchMs: Double, hitchRatioMsPerS: Double, band: String, p50Ms: Double, p95Ms: Double,
+                p99Ms: Double, maxMs: Double, histogram: [HistogramBucket] = []) {
+        self.name = name
+        self.deadlineMs = deadlineMs
+        self.frameCount = frameCount
+        self.hitchCount = hitchCount
+        self.missedFrames = missedFrames
+        self.hitchMs = hitchMs
+        self.hitchRatioMsPerS = hitchRatioMsPerS
+        self.band = band
+        self.p50Ms = p50Ms
+        self.p95Ms = p95Ms
+        self.p99Ms = p99Ms
+        self.maxMs = maxMs
+        self.histogram = histogram
+    }
+}
+
+public struct HistogramBucket: Codable, Sendable, Equatable {
+    /// Upper bound of the bucket in ms; nil for the last, open-ended one.
+    public var upToMs: Double?
+    public var count: Int
+    public init(upToMs: Double?, count: Int) {
+        self.upToMs = upToMs
+        self.count = count
+    }
 }
 
 /// One node of a top-down call tree: the root first, callees below their callers.
