@@ -14,7 +14,7 @@ CC          ?= cc
 AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-pointer \
                -funwind-tables -fvisibility=default -Wall -Wextra -ICSupport/engine/include \
                -Wl,--build-id -Wl,-z,nodelete
-APT_PACKAGES := libunwind-dev libelf-dev
+APT_PACKAGES := libunwind-dev libelf-dev zlib1g-dev libc6-dbg
 
 .PHONY: all deps build agent demo test bench clean
 

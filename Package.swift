@@ -31,15 +31,21 @@ let package = Package(
         ),
         // libelf, read from Swift for symbol tables and build-ids.
         .systemLibrary(name: "CLibElf", path: "Sources/CLibElf"),
+        // zlib, for gzip-compressed pprof profiles.
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         .target(
             name: "HangWatch",
-            dependencies: ["CHangWatchEngine", "CHangWatchUnwind", "CLibElf"],
+            dependencies: ["CHangWatchEngine", "CHangWatchUnwind", "CLibElf", "CZlib"],
             linkerSettings: [.linkedLibrary("stdc++")]
         ),
         .executableTarget(name: "hangwatch", dependencies: ["HangWatch"]),
 
         // Demos used by the Quick start, the tests and the benchmarks.
-        .executableTarget(name: "RunLoopDemo", path: "Demos/RunLoopDemo"),
+        .executableTarget(name: "RunLoopDemo", dependencies: ["HangWatch"], path: "Demos/RunLoopDemo"),
+        .target(name: "DemoSupport", path: "Demos/Shared"),
+        .executableTarget(name: "DispatchMainDemo", dependencies: ["DemoSupport"], path: "Demos/DispatchMainDemo"),
+        .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
+        .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
 
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
     ]

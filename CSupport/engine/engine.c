@@ -43,6 +43,9 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
 
 void hw_engine_stop(void) {
     if (!hw_g.running || hw_g.disabled) return;
+    // Frames still buffered: at exit the loop threads no longer write.
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++) hw_flush_frames(&hw_g.slots[i]);
     hw_g.running = false;
     hw_rec_exit *rec = (hw_rec_exit *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (rec) {

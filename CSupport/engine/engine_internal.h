@@ -23,6 +23,7 @@ typedef struct hw_session {
     uint32_t hits_at_start;
     uint32_t requested;
     uint32_t ticks;
+    pid_t os_tid;              // thread the session samples
 } hw_session;
 
 struct hw_slot {
@@ -37,15 +38,23 @@ struct hw_slot {
     hw_blocked_context *blocked_ctx;
     // Written by the signal handler on the watched thread.
     uint32_t signal_hits;
-    // Identity, fixed at registration.
+    // Identity. `tid` is the slot id written in records; `os_tid` the thread
+    // running its work now (they differ only for the main queue).
     pid_t tid;
+    pid_t os_tid;
+    uint32_t pending;          // main queue: blocks enqueued and not yet started
     uint32_t role;
     uint64_t stack_lo, stack_hi;
     // Loop-wait call sites learned for fd-set waits (poll/ppoll/select).
     uintptr_t loop_sites[4];
     uint32_t loop_site_count;
+    // Frame loops: frames not yet written (owned by the watched thread).
+    uint32_t frame_count;
+    uint64_t frame_start[HW_FRAME_BATCH];
+    uint32_t frame_us[HW_FRAME_BATCH];
     // Watchdog-private.
     hw_session session;
+    uint64_t announced_seq;
 };
 
 typedef struct hw_engine {
@@ -65,6 +74,13 @@ extern hw_engine hw_g;
 
 // heartbeat.c
 hw_slot *hw_slot_register(pid_t tid, uint32_t role);
+void hw_log_thread(const hw_slot *slot);
+/// Write the frames a slot has buffered (its own thread, or at exit).
+void hw_flush_frames(hw_slot *slot);
+typedef struct hw_tls_saved { hw_slot *slot; uint8_t state; } hw_tls_saved;
+hw_tls_saved hw_tls_enter(hw_slot *slot);
+void hw_tls_leave(hw_tls_saved saved);
+void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
 
 // modules.c
 void hw_modules_record(hw_log_header *log, uint32_t generation);

@@ -28,11 +28,12 @@ static void record_stack_bounds(hw_slot *slot) {
     pthread_attr_destroy(&attr);
 }
 
-static void log_thread(const hw_slot *slot) {
+void hw_log_thread(const hw_slot *slot) {
     hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
     rec->role = slot->role;
+    rec->os_tid = slot->os_tid;
     prctl(PR_GET_NAME, rec->name, 0, 0, 0);
     hw_log_commit(&rec->h, HW_REC_THREAD);
 }
@@ -46,16 +47,18 @@ hw_slot *hw_slot_register(pid_t tid, uint32_t role) {
         slot = &hw_g.slots[n];
         memset(slot, 0, sizeof *slot);
         slot->tid = tid;
+        slot->os_tid = tid;
         slot->role = role;
         slot->state = HW_STATE_BUSY;
         // Until the first loop wait the thread is "launching" from process start.
         slot->busy_since_ns = hw_now_ns();
         slot->session.syscall_fd = -1;
+        slot->announced_seq = UINT64_MAX;
         record_stack_bounds(slot);
         __atomic_store_n(&hw_g.slot_count, n + 1, __ATOMIC_RELEASE);
     }
     pthread_mutex_unlock(&lock);
-    if (slot) log_thread(slot);
+    if (slot) hw_log_thread(slot);
     return slot;
 }
 
@@ -67,9 +70,18 @@ hw_slot *hw_register_current_thread(uint32_t role) {
     return slot;
 }
 
+// Threads are often named just after they start (by their creator, or by the
+// thread itself), so an unwatched thread's name is looked at again now and then.
+#define HW_RECHECK_EVERY 64
+static __thread uint8_t tls_recheck __attribute__((tls_model("initial-exec")));
+
 hw_slot *hw_current_slot(void) {
     if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
-    if (tls_state == TLS_IGNORED || !hw_g.running || hw_g.disabled) return NULL;
+    if (!hw_g.running || hw_g.disabled) return NULL;
+    if (tls_state == TLS_IGNORED) {
+        if (!hw_g.patterns[0] || ++tls_recheck < HW_RECHECK_EVERY) return NULL;
+        tls_recheck = 0;
+    }
     // First wait on this thread: decide once whether it is watched.
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
@@ -81,11 +93,29 @@ hw_slot *hw_current_slot(void) {
     return hw_register_current_thread(role);
 }
 
+/// Make `slot` the calling thread's slot for a while (main-queue work on a
+/// dispatch worker); returns what to restore afterwards.
+hw_tls_saved hw_tls_enter(hw_slot *slot) {
+    hw_tls_saved saved = { tls_slot, tls_state };
+    tls_slot = slot;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST); // the handler must never see WATCHED with a stale slot
+    tls_state = TLS_WATCHED;
+    return saved;
+}
+
+void hw_tls_leave(hw_tls_saved saved) {
+    tls_state = TLS_UNKNOWN;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tls_slot = saved.slot;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tls_state = saved.state;
+}
+
 // Exposed for the signal handler, which must not take the slow path above.
 hw_slot *hw_tls_slot_fast(void);
 hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
 
-static void emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
+void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
     if (!hw_g.log || hw_g.disabled) return;
     hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
@@ -94,6 +124,7 @@ static void emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end
     rec->busy_seq = slot->busy_seq;
     rec->start_ns = start;
     rec->end_ns = end;
+    rec->os_tid = slot->os_tid;
     hw_log_commit(&rec->h, type);
 }
 
@@ -102,10 +133,20 @@ void hw_heartbeat_wait_begin(hw_slot *slot) {
     uint64_t busy = now - slot->busy_since_ns;
     if (!slot->launched) {
         // The launch period is reported on its own, never as a hang.
-        emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, HW_BUSY_LAUNCH);
+        hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, HW_BUSY_LAUNCH);
         slot->launched = true;
-    } else if (busy >= hw_g.config.hang_ns) {
-        emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
+    } else {
+        if (busy >= hw_g.config.hang_ns) hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
+        if (hw_g.config.frame_ns) {
+            uint32_t i = slot->frame_count;
+            slot->frame_start[i] = slot->busy_since_ns;
+            slot->frame_us[i] = busy / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(busy / 1000);
+            slot->frame_count = i + 1;
+            // Flush when full, or when the oldest frame is 250 ms old, so a
+            // killed process loses at most a quarter second of frames.
+            if (slot->frame_count == HW_FRAME_BATCH || now - slot->frame_start[0] > 250000000ull)
+                hw_flush_frames(slot);
+        }
     }
     __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
 }
@@ -130,6 +171,8 @@ bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool
         if (!has_fds) return false; // poll(NULL, 0, t) is a sleep
         break;
     }
+    // Main-queue work runs inside a dispatch worker, never inside a loop of its own.
+    if (slot->role == HW_ROLE_MAIN_QUEUE) return false;
     for (uint32_t i = 0; i < slot->loop_site_count; i++)
         if (slot->loop_sites[i] == site) return true;
     // The first such wait on a thread is its loop's wait (CFRunLoop's ppoll,
@@ -158,4 +201,18 @@ void hw_blocked_end(hw_slot *slot) {
 // SIGNAL-SAFE.
 uint32_t hw_signal_hits(const hw_slot *slot) {
     return __atomic_load_n(&slot->signal_hits, __ATOMIC_ACQUIRE);
+}
+
+void hw_flush_frames(hw_slot *slot) {
+    uint32_t n = slot->frame_count;
+    if (n == 0 || !hw_g.log || hw_g.disabled) return;
+    hw_rec_frames *rec = (hw_rec_frames *)hw_log_reserve(hw_g.log, sizeof *rec);
+    if (rec) {
+        rec->tid = slot->tid;
+        rec->count = n;
+        memcpy(rec->start_ns, slot->frame_start, n * sizeof rec->start_ns[0]);
+        memcpy(rec->duration_us, slot->frame_us, n * sizeof rec->duration_us[0]);
+        hw_log_commit(&rec->h, HW_REC_FRAMES);
+    }
+    slot->frame_count = 0;
 }

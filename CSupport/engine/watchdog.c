@@ -60,9 +60,10 @@ static void session_start(hw_slot *slot, uint64_t seq) {
     memset(ses, 0, sizeof *ses);
     ses->active = true;
     ses->busy_seq = seq;
-    ses->syscall_fd = open_syscall_file(slot->tid);
+    ses->os_tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
+    ses->syscall_fd = open_syscall_file(ses->os_tid);
     ses->hits_at_start = hw_signal_hits(slot);
-    if (thread_blocks_sigprof(slot->tid)) hw_write_note(slot->tid, HW_NOTE_SIGNAL_BLOCKED, seq);
+    if (thread_blocks_sigprof(ses->os_tid)) hw_write_note(ses->os_tid, HW_NOTE_SIGNAL_BLOCKED, seq);
     // Images dlopen'ed since the last look must be in the log before samples need them.
     hw_modules_record(hw_g.log, hw_g.generation);
 }
@@ -74,7 +75,7 @@ static void session_end(hw_slot *slot) {
     // A few signals always coalesce or land after the thread went idle; a
     // tenth unanswered means the thread is not getting them (masked, stopped).
     if (ses->requested > 20 && ses->requested - answered > ses->requested / 10)
-        hw_write_note(slot->tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
+        hw_write_note(ses->os_tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
     memset(ses, 0, sizeof *ses);
     ses->syscall_fd = -1;
 }
@@ -87,8 +88,12 @@ static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {
     rec->busy_seq = seq;
     rec->start_ns = since;
     rec->end_ns = 0;
+    rec->os_tid = slot->os_tid;
     hw_log_commit(&rec->h, HW_REC_HANG_START);
 }
+
+/// Whether this busy period was already announced (a session restarted on a new thread).
+static bool slot_announced(const hw_slot *slot, uint64_t seq) { return slot->announced_seq == seq; }
 
 static void take_sample(hw_slot *slot) {
     hw_session *ses = &slot->session;
@@ -115,7 +120,7 @@ static void take_sample(hw_slot *slot) {
     }
     ses->last_was_blocked = false;
     ses->requested++;
-    hw_signal_request(slot->tid);
+    hw_signal_request(ses->os_tid);
 }
 
 static void *watchdog_main(void *arg) {
@@ -134,14 +139,18 @@ static void *watchdog_main(void *arg) {
             uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
             uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
             uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
-            if (ses->active && (state != HW_STATE_BUSY || ses->busy_seq != seq)) session_end(slot);
+            bool moved = ses->active && ses->os_tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
+            if (ses->active && (state != HW_STATE_BUSY || ses->busy_seq != seq || moved)) session_end(slot);
             if (state != HW_STATE_BUSY || now < since) continue;
             uint64_t busy = now - since;
+            bool announced = ses->active ? ses->hang_announced : slot_announced(slot, seq);
             if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq);
             if (!ses->active) continue;
+            ses->hang_announced = announced;
             if (!ses->hang_announced && busy >= hw_g.config.hang_ns) {
                 announce_hang(slot, seq, since);
                 ses->hang_announced = true;
+                slot->announced_seq = seq;
             }
             take_sample(slot);
             if (++ses->ticks % 128 == 0) hw_modules_record(hw_g.log, hw_g.generation);

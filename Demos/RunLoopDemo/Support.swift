@@ -16,6 +16,8 @@ struct Options: Sendable {
     var measurePath: String?
     var pidPath: String?
     var verbose = false
+    /// --library FILE: watch itself with the HangWatch library and write its JSON report to FILE at exit.
+    var libraryReportPath: String?
 }
 
 let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork"]
@@ -44,6 +46,7 @@ func parseOptions(_ args: [String]) -> Options {
         case "--scenario": options.scenario = value(arg)
         case "--measure": options.measurePath = value(arg)
         case "--pid-file": options.pidPath = value(arg)
+        case "--library": options.libraryReportPath = value(arg)
         case "--verbose", "-v": options.verbose = true
         case "--help", "-h":
             writeStderr(usageText)

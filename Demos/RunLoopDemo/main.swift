@@ -1,7 +1,7 @@
 // RunLoopDemo: a Foundation RunLoop.main program with known hangs, used by the
 // hangwatch tests, benchmarks and Quick start.
 //
-//   RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--verbose]
+//   RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library REPORT.json] [--verbose]
 //
 // Work is scheduled as Timers on RunLoop.main; the loop below runs the main run
 // loop until the last timer says it is done. Each piece of work is a named
@@ -10,6 +10,7 @@
 // written to stdout.
 
 import Foundation
+import HangWatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,6 +20,13 @@ verboseEnabled = options.verbose
 if let path = options.measurePath { openMeasureFile(path) }
 if let path = options.pidPath { writeFileAtomically(path, "\(getpid())\n") }
 log("scenario \(options.scenario)")
+if let report = options.libraryReportPath {
+    // The in-process way in: one call; the report is written at exit.
+    var configuration = HangWatcher.Configuration.fromEnvironment()
+    configuration.reportPath = report
+    configuration.reportFormat = .json
+    do { try HangWatcher.start(configuration) } catch { usageExit("\(error)") }
+}
 
 switch options.scenario {
 case "standard":

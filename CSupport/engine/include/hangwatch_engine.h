@@ -95,6 +95,22 @@ void hw_blocked_end(hw_slot *slot);
 /// An interposed wait compares it before and after to tell our EINTR from the program's.
 uint32_t hw_signal_hits(const hw_slot *slot);
 
+// ---- main dispatch queue (main_queue.c) -------------------------------------
+// Under dispatchMain() or an async @main, main-queue blocks and MainActor jobs
+// run on changing libdispatch workers. Wrapping each main-queue enqueue lets
+// the engine bracket every block: exact busy periods, and the exact thread to
+// sample. Blocks that run on the OS main thread (a RunLoop program) are left
+// to the run-loop heartbeat.
+
+/// A block was enqueued to run as soon as possible (dispatch_async): the queue is not idle.
+void hw_main_queue_enqueued(void);
+/// Run main-queue work `fn(ctx)`, bracketed as a main-queue busy period.
+/// `counted`: it was announced with hw_main_queue_enqueued.
+void hw_main_queue_run(void (*fn)(void *), void *ctx, bool counted);
+/// The OS main thread is about to park in dispatch_main(): its launch ends
+/// and it is idle from now on.
+void hw_main_thread_parks(void);
+
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
 

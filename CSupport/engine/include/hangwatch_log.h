@@ -44,6 +44,7 @@ enum hw_record_type {
     HW_REC_BUSY_END = 8,   // a busy period of at least the hang threshold ended
     HW_REC_NOTE = 9,       // a fact about the evidence (blocked signal, dropped samples)
     HW_REC_EXIT = 10,      // the process is exiting normally
+    HW_REC_FRAMES = 11,    // busy periods of a frame-deadline loop, in batches
 };
 
 /// Shared header at offset 0 of the log file; the ring follows at header_size.
@@ -99,9 +100,11 @@ enum { HW_ROLE_MAIN_THREAD = 0, HW_ROLE_MAIN_QUEUE = 1, HW_ROLE_LOOP = 2 };
 
 typedef struct hw_rec_thread {
     hw_rec_header h;
-    int32_t tid;
+    int32_t tid;      // slot id
     uint32_t role;
     char name[16];
+    int32_t os_tid;   // the OS thread now running the slot's work
+    uint32_t reserved;
 } hw_rec_thread;
 
 /// How a sample was taken.
@@ -149,12 +152,17 @@ enum { HW_BUSY_LAUNCH = 1 }; // the busy period before the thread's first loop w
 
 typedef struct hw_rec_busy {
     hw_rec_header h;  // HW_REC_HANG_START or HW_REC_BUSY_END
-    int32_t tid;
+    int32_t tid;      // the watch slot's id (a thread id, or HW_MAIN_QUEUE_ID)
     uint32_t flags;
     uint64_t busy_seq;
     uint64_t start_ns;
     uint64_t end_ns;  // 0 for HW_REC_HANG_START
+    int32_t os_tid;   // the thread that ran the work (differs from tid for the main queue)
+    uint32_t reserved;
 } hw_rec_busy;
+
+/// Slot id of the main dispatch queue, whose work runs on changing worker threads.
+#define HW_MAIN_QUEUE_ID (-2)
 
 enum hw_note_code {
     HW_NOTE_SIGNAL_BLOCKED = 1,    // the thread blocks SIGPROF: no CPU samples for it
@@ -168,6 +176,17 @@ typedef struct hw_rec_note {
     uint32_t code;
     uint64_t value;
 } hw_rec_note;
+
+/// Frame loops: every busy period (frame) is kept, not only hangs. They are
+/// batched per thread so a 60 Hz loop writes one record every few seconds.
+#define HW_FRAME_BATCH 64
+typedef struct hw_rec_frames {
+    hw_rec_header h;
+    int32_t tid;
+    uint32_t count;
+    uint64_t start_ns[HW_FRAME_BATCH];
+    uint32_t duration_us[HW_FRAME_BATCH];
+} hw_rec_frames;
 
 typedef struct hw_rec_exit {
     hw_rec_header h;

@@ -1,3 +1,5 @@
+import CHangWatchEngine
+
 /// Facts about the profiled process that the sample log does not hold.
 public struct ProcessFacts: Sendable {
     public var pid: Int
@@ -54,11 +56,11 @@ public struct ReportBuilder {
             }
             guard durationMs >= config.hangMs else { continue }
             let blocked = BlockedProfile(samples: samples)
-            let thread = run.threads[period.tid]
+            let thread = run.threads[period.osTid]
+            let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
             hangs.append(Hang(
                 id: hangs.count + 1,
-                thread: ThreadRef(tid: Int(period.tid), name: thread?.name ?? "",
-                                  role: Self.roleName(thread?.role ?? 0)),
+                thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: Self.roleName(role)),
                 startMs: Double(Int64(period.startNs) - Int64(process.startNs)) / 1e6,
                 durationMs: durationMs,
                 reported: wantsTree,
@@ -69,6 +71,7 @@ public struct ReportBuilder {
                 sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
                 callTree: tree))
         }
+        let frameLoops = frameStats(run: run)
         let notes = extraNotes + symbolicator.notes + Self.describe(run: run)
         return Report(
             process: ProcessInfoRecord(pid: process.pid, executable: process.executable,
@@ -79,8 +82,23 @@ public struct ReportBuilder {
                                    sampleHz: config.sampleHz, frameMs: config.frameMs),
             summary: Summary(hangs: hangs),
             hangs: hangs,
+            frames: frameLoops.first,
+            frameLoops: frameLoops,
             launch: launch,
             notes: notes)
+    }
+
+    /// One FrameStats per loop that logged frames, main thread first.
+    func frameStats(run: CapturedRun) -> [FrameStats] {
+        guard let deadline = config.frameMs else { return [] }
+        return run.frames.keys.sorted { (abs($0), $0) < (abs($1), $1) }.compactMap { id in
+            guard let frames = run.frames[id], let first = frames.first, let last = frames.last else { return nil }
+            let intervalMs = Double(last.startNs + last.durationNs - first.startNs) / 1e6
+            let name = run.threads[id]?.name ?? "thread \(id)"
+            return FrameStatistics.compute(name: name, deadlineMs: deadline,
+                                           durationsMs: frames.map { Double($0.durationNs) / 1e6 },
+                                           intervalMs: intervalMs)
+        }
     }
 
     static func roleName(_ role: UInt32) -> String {

@@ -16,16 +16,17 @@ struct StackResolver {
     private func inAgent(_ pc: UInt64) -> Bool { agentRanges.contains { $0.contains(pc) } }
 
     func resolve(_ sample: CapturedSample) -> WeightedStack {
-        var pcs = sample.pcs[...]
         var leaf: Frame?
         if sample.source == .blockedWrapper {
-            while let first = pcs.first, inAgent(first) { pcs = pcs.dropFirst() }
             leaf = Frame(symbol: CallNames.name(of: sample.call), image: CallNames.libcImage)
         }
-        let firstIndex = pcs.startIndex
-        var frames: [Frame] = pcs.indices.reversed().map { i in
-            // Only an exact interrupted pc is not a return address.
-            symbolicator.symbolicate(pc: pcs[i], isReturnAddress: !(i == firstIndex && leaf == nil && i == 0))
+        // The agent's own frames (wait wrappers, main-queue trampolines) are
+        // bookkeeping, not the program's work: leave them out.
+        var frames: [Frame] = sample.pcs.indices.reversed().compactMap { i in
+            let pc = sample.pcs[i]
+            if inAgent(pc) { return nil }
+            // Only the exact interrupted pc (index 0) is not a return address.
+            return symbolicator.symbolicate(pc: pc, isReturnAddress: i != 0)
         }
         if sample.truncated || frames.isEmpty {
             frames.insert(Frame(symbol: "<stack not fully captured>", image: ""), at: 0)

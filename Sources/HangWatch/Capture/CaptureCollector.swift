@@ -34,7 +34,8 @@ public final class CaptureCollector {
         case Int(HW_REC_THREAD.rawValue):
             let t = raw.assumingMemoryBound(to: hw_rec_thread.self).pointee
             let name = withUnsafeBytes(of: t.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            run.threads[t.tid] = CapturedThread(tid: t.tid, name: name, role: t.role)
+            let osTid = t.os_tid != 0 ? t.os_tid : t.tid
+            run.threads[osTid] = CapturedThread(tid: osTid, name: name, role: t.role)
         case Int(HW_REC_SAMPLE.rawValue):
             addSample(raw.assumingMemoryBound(to: hw_rec_sample.self))
         case Int(HW_REC_REPEAT.rawValue):
@@ -50,14 +51,24 @@ public final class CaptureCollector {
             let key = BusyKey(tid: b.tid, seq: b.busy_seq)
             hangSeqs.insert(key)
             let ended = record.pointee.type == HW_REC_BUSY_END.rawValue
-            var period = run.busyPeriods[key] ?? BusyPeriod(tid: b.tid, seq: b.busy_seq, startNs: b.start_ns,
-                                                             endNs: nil, isLaunch: b.flags & UInt32(HW_BUSY_LAUNCH) != 0)
+            var period = run.busyPeriods[key] ?? BusyPeriod(tid: b.tid, seq: b.busy_seq, osTid: b.os_tid,
+                                                             startNs: b.start_ns, endNs: nil,
+                                                             isLaunch: b.flags & UInt32(HW_BUSY_LAUNCH) != 0)
             period.startNs = b.start_ns
+            if b.os_tid != 0 { period.osTid = b.os_tid }
             if ended { period.endNs = b.end_ns }
             run.busyPeriods[key] = period
         case Int(HW_REC_NOTE.rawValue):
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
             run.notes.append(CaptureNote(tid: n.tid, code: n.code, value: n.value))
+        case Int(HW_REC_FRAMES.rawValue):
+            let f = raw.assumingMemoryBound(to: hw_rec_frames.self).pointee
+            let count = Int(min(f.count, UInt32(HW_FRAME_BATCH)))
+            let starts = withUnsafeBytes(of: f.start_ns) { Array($0.bindMemory(to: UInt64.self).prefix(count)) }
+            let durations = withUnsafeBytes(of: f.duration_us) { Array($0.bindMemory(to: UInt32.self).prefix(count)) }
+            run.frames[f.tid, default: []] += zip(starts, durations).map {
+                CapturedFrame(startNs: $0, durationNs: UInt64($1) * 1000)
+            }
         case Int(HW_REC_EXIT.rawValue):
             run.exitTimeNs = raw.assumingMemoryBound(to: hw_rec_exit.self).pointee.time_ns
         default:
@@ -121,5 +132,12 @@ public final class CaptureCollector {
     /// Drops samples of busy periods that never became hangs (call once at the end).
     public func finish() {
         for key in run.samples.keys where !hangSeqs.contains(key) { run.samples[key] = nil }
+    }
+
+    /// What was captured so far, as `finish()` would leave it, without ending the capture.
+    public func snapshot() -> CapturedRun {
+        var copy = run
+        for key in copy.samples.keys where !hangSeqs.contains(key) { copy.samples[key] = nil }
+        return copy
     }
 }

@@ -3,11 +3,14 @@
 public struct CapturedRun: Sendable {
     public var modules: [ModuleImage] = []
     public var agentModuleStarts: Set<UInt64> = []
+    /// Watched threads by OS thread id.
     public var threads: [Int32: CapturedThread] = [:]
     /// Busy periods that reached the hang threshold, keyed by thread and sequence.
     public var busyPeriods: [BusyKey: BusyPeriod] = [:]
     public var samples: [BusyKey: [CapturedSample]] = [:]
     public var notes: [CaptureNote] = []
+    /// Frame loops: every frame (busy period) by slot id.
+    public var frames: [Int32: [CapturedFrame]] = [:]
     public var exitTimeNs: UInt64?
     public var droppedRecords: UInt64 = 0
     public init() {}
@@ -27,6 +30,8 @@ public struct BusyKey: Hashable, Sendable {
 public struct BusyPeriod: Sendable, Equatable {
     public var tid: Int32
     public var seq: UInt64
+    /// The OS thread that ran the work (for the main queue, the worker that drained it).
+    public var osTid: Int32
     public var startNs: UInt64
     /// nil while in progress (no end was logged before the process stopped).
     public var endNs: UInt64?
@@ -51,4 +56,9 @@ public struct CaptureNote: Sendable, Equatable {
     public var tid: Int32
     public var code: UInt32
     public var value: UInt64
+}
+
+public struct CapturedFrame: Sendable, Equatable {
+    public var startNs: UInt64
+    public var durationNs: UInt64
 }

@@ -20,6 +20,8 @@ enum TestPaths {
     static var hangwatch: String { buildDirectory.appendingPathComponent("hangwatch").path }
     static var agent: String { buildDirectory.appendingPathComponent("libhangwatch-agent.so").path }
     static var runLoopDemo: String { buildDirectory.appendingPathComponent("RunLoopDemo").path }
+    static var dispatchMainDemo: String { buildDirectory.appendingPathComponent("DispatchMainDemo").path }
+    static var asyncMainDemo: String { buildDirectory.appendingPathComponent("AsyncMainDemo").path }
 
     static func demoSource(_ name: String) -> String {
         packageRoot.appendingPathComponent("Demos/c/\(name)").path
