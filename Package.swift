@@ -42,7 +42,7 @@ let package = Package(
 
         // Demos used by the Quick start, the tests and the benchmarks.
         .executableTarget(name: "RunLoopDemo", dependencies: ["HangWatch"], path: "Demos/RunLoopDemo"),
-        .target(name: "DemoSupport", path: "Demos/Shared"),
+        .target(name: "DemoSupport", dependencies: ["HangWatch"], path: "Demos/Shared"),
         .executableTarget(name: "DispatchMainDemo", dependencies: ["DemoSupport"], path: "Demos/DispatchMainDemo"),
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),

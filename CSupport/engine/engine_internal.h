@@ -4,9 +4,11 @@
 
 #include "hangwatch_engine.h"
 #include <pthread.h>
+#include <signal.h>
 
 #define HW_MAX_SLOTS 64
-#define HW_SAMPLE_COOKIE 0x48574348 /* si_value marking our own SIGPROF */
+#define HW_SAMPLE_COOKIE 0x48574348   /* si_value marking our own SIGPROF */
+#define HW_IDENTIFY_COOKIE 0x48574349 /* ours too: "are you running the main queue?" */
 
 enum { HW_STATE_BUSY = 0, HW_STATE_WAITING = 1 };
 
@@ -67,6 +69,9 @@ typedef struct hw_engine {
     pthread_t watchdog;
     hw_slot slots[HW_MAX_SLOTS];
     uint32_t slot_count;       // atomic: published slots
+    pid_t watchdog_tid;
+    sigset_t program_sigmask;  // the starting thread's mask, for threads libdispatch spawns from ours
+    bool probe_main_queue;     // library mode: no wrappers, so the main queue is probed
     char patterns[512];
 } hw_engine;
 
@@ -91,6 +96,8 @@ int hw_signal_install(void);
 bool hw_signal_is_ours(const void *siginfo);
 /// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
 bool hw_signal_request(pid_t tid);
+/// Ask thread `tid` whether it is running main-queue work (probe mode).
+bool hw_signal_request_identify(pid_t tid);
 /// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.
 int hw_signal_set_chained(const void *act, void *oldact);
 
@@ -107,6 +114,18 @@ void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
 // watchdog.c
 int hw_watchdog_start(void);
+/// Whether `tid` runs and may take a signal without the program seeing EINTR.
+bool hw_thread_is_running(pid_t tid);
+
+// main_queue.c (probe mode: the in-process library under dispatchMain)
+/// The watchdog's per-tick duty for the main-queue probe.
+void hw_main_queue_probe_tick(uint64_t now);
+/// The OS main thread was found parked (sigsuspend/pause): dispatchMain() ran.
+void hw_main_thread_parked(hw_slot *slot);
+/// SIGNAL-SAFE. The main-queue slot if the calling thread is the worker running it.
+hw_slot *hw_main_queue_slot_if_running_here(void);
+/// SIGNAL-SAFE. Answer an identify request: claim the main queue if this thread runs it.
+hw_slot *hw_main_queue_identify_here(uint64_t sp);
 
 // glob.c
 bool hw_thread_name_matches(const char *patterns, const char *name);

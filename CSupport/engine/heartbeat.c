@@ -29,6 +29,7 @@ static void record_stack_bounds(hw_slot *slot) {
 }
 
 void hw_log_thread(const hw_slot *slot) {
+    if (!hw_g.log || hw_g.disabled) return;
     hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;

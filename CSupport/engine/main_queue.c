@@ -78,3 +78,121 @@ void hw_main_thread_parks(void) {
     if (slot && slot->role == HW_ROLE_MAIN_THREAD) hw_heartbeat_wait_begin(slot);
     (void)queue_slot();
 }
+
+// ---- probe mode --------------------------------------------------------------
+// In-process (the HangWatch library) nothing wraps the main queue, so the
+// watchdog posts a tiny probe block to it every HW_PROBE_INTERVAL_NS. A probe
+// that does not run within arm_ns means the queue is stuck: the busy period
+// is taken to have started halfway between the previous probe's run and this
+// probe's post (good to about half an interval, plus the watchdog's 10 ms
+// tick), and ends when the probe finally runs. The stuck worker is found by asking every
+// running thread, in the SIGPROF handler, whether libdispatch says it is
+// draining the main queue.
+
+#include <dirent.h>
+#include <signal.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+
+#define HW_PROBE_INTERVAL_NS (10 * 1000000ull)
+
+static struct {
+    void *main_queue;
+    void (*async_f)(void *, void *, void (*)(void *));
+    void *(*current_queue)(void);
+    uint64_t posted_ns;   // atomic: when the outstanding probe was posted; 0 when none
+    uint64_t last_run_ns; // atomic
+} probe;
+
+static void probe_ran(void *unused) {
+    (void)unused;
+    hw_slot *slot = queue_slot();
+    uint64_t now = hw_now_ns();
+    __atomic_store_n(&probe.last_run_ns, now, __ATOMIC_RELEASE);
+    __atomic_store_n(&probe.posted_ns, 0, __ATOMIC_RELEASE);
+    if (!slot) return;
+    uint32_t busy = HW_STATE_BUSY;
+    if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == busy) hw_heartbeat_wait_begin(slot);
+}
+
+void hw_main_thread_parked(hw_slot *slot) {
+    hw_heartbeat_wait_begin(slot);
+    if (hw_g.probe_main_queue) return;
+    probe.main_queue = dlsym(RTLD_DEFAULT, "_dispatch_main_q");
+    probe.async_f = (__typeof__(probe.async_f))dlsym(RTLD_DEFAULT, "dispatch_async_f");
+    probe.current_queue = (__typeof__(probe.current_queue))dlsym(RTLD_DEFAULT, "dispatch_get_current_queue");
+    if (!probe.main_queue || !probe.async_f || !probe.current_queue || !queue_slot()) return;
+    __atomic_store_n(&hw_g.probe_main_queue, true, __ATOMIC_RELEASE);
+}
+
+/// Signal every running thread but the watchdog and the parked main thread.
+static void ask_running_threads(void) {
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return;
+    struct dirent *entry;
+    while ((entry = readdir(dir))) {
+        pid_t tid = (pid_t)atoi(entry->d_name);
+        if (tid <= 0 || tid == hw_g.pid || tid == hw_g.watchdog_tid) continue;
+        if (hw_thread_is_running(tid)) hw_signal_request_identify(tid);
+    }
+    closedir(dir);
+}
+
+void hw_main_queue_probe_tick(uint64_t now) {
+    hw_slot *slot = queue_slot();
+    if (!slot) return;
+    uint64_t posted = __atomic_load_n(&probe.posted_ns, __ATOMIC_ACQUIRE);
+    if (posted == 0) {
+        uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
+        if (now - last < HW_PROBE_INTERVAL_NS) return;
+        __atomic_store_n(&probe.posted_ns, now, __ATOMIC_RELEASE);
+        // libdispatch may create a worker from this call, and a new thread
+        // inherits the caller's signal mask: post with the program's own mask,
+        // not the watchdog's block-everything one, or that worker would never
+        // take SIGPROF again.
+        sigset_t watchdog_mask;
+        pthread_sigmask(SIG_SETMASK, &hw_g.program_sigmask, &watchdog_mask);
+        probe.async_f(probe.main_queue, NULL, probe_ran);
+        pthread_sigmask(SIG_SETMASK, &watchdog_mask, NULL);
+        return;
+    }
+    if (now - posted < hw_g.config.arm_ns) return;
+    if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_WAITING) {
+        // The queue answered at last_run and was stuck by `posted`: take the
+        // middle, good to half the probe interval.
+        uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
+        uint64_t start = last && last < posted ? posted - (posted - last) / 2 : posted;
+        __atomic_store_n(&slot->os_tid, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&slot->busy_since_ns, start, __ATOMIC_RELAXED);
+        __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
+        // The probe may have run in between: then this period is already over.
+        if (__atomic_load_n(&probe.posted_ns, __ATOMIC_ACQUIRE) == 0) hw_heartbeat_wait_begin(slot);
+    }
+    if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) ask_running_threads();
+}
+
+// SIGNAL-SAFE: an atomic load and gettid.
+hw_slot *hw_main_queue_slot_if_running_here(void) {
+    hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
+    if (!slot) return NULL;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    return __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == tid ? slot : NULL;
+}
+
+// SIGNAL-SAFE: libdispatch's current queue is a thread-local read; the stack
+// top of a glibc thread is its thread descriptor, which pthread_self returns.
+hw_slot *hw_main_queue_identify_here(uint64_t sp) {
+    hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
+    if (!slot || !probe.current_queue || probe.current_queue() != probe.main_queue) return NULL;
+    uint64_t top = (uint64_t)(uintptr_t)pthread_self();
+    slot->stack_lo = sp;
+    slot->stack_hi = top > sp ? top : sp;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    pid_t none = 0;
+    if (!__atomic_compare_exchange_n(&slot->os_tid, &none, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
+        && none != tid)
+        return NULL;
+    if (none == 0) hw_log_thread(slot); // reserve, prctl(PR_GET_NAME), commit: no locks
+    return slot;
+}

@@ -23,8 +23,8 @@ static bool installed;
 // SIGNAL-SAFE.
 bool hw_signal_is_ours(const void *siginfo) {
     const siginfo_t *si = siginfo;
-    return si && si->si_code == SI_QUEUE && si->si_value.sival_int == HW_SAMPLE_COOKIE
-        && si->si_pid == hw_g.pid;
+    return si && si->si_code == SI_QUEUE && si->si_pid == hw_g.pid
+        && (si->si_value.sival_int == HW_SAMPLE_COOKIE || si->si_value.sival_int == HW_IDENTIFY_COOKIE);
 }
 
 // SIGNAL-SAFE: delivers a foreign SIGPROF as if we were not there.
@@ -73,6 +73,13 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv) {
     if (!hw_signal_is_ours(si)) { chain(sig, si, ucv); return; }
     int saved_errno = errno;
     hw_slot *slot = hw_tls_slot_fast();
+    if (!slot && hw_g.probe_main_queue) {
+        // Probe mode: main-queue work runs on a worker that has no slot of its own.
+        const ucontext_t *uc = ucv;
+        slot = si->si_value.sival_int == HW_IDENTIFY_COOKIE
+            ? hw_main_queue_identify_here((uint64_t)uc->uc_mcontext.gregs[REG_RSP])
+            : hw_main_queue_slot_if_running_here();
+    }
     if (slot && !hw_g.disabled) {
         __atomic_fetch_add(&slot->signal_hits, 1, __ATOMIC_ACQ_REL);
         // A thread that reached its loop wait in the meantime is idle: no sample.
@@ -108,13 +115,16 @@ int hw_signal_set_chained(const void *actv, void *oldv) {
     return 0;
 }
 
-bool hw_signal_request(pid_t tid) {
+static bool send_cookie(pid_t tid, int cookie) {
     siginfo_t si;
     memset(&si, 0, sizeof si);
     si.si_signo = SIGPROF;
     si.si_code = SI_QUEUE;
     si.si_pid = hw_g.pid;
     si.si_uid = getuid();
-    si.si_value.sival_int = HW_SAMPLE_COOKIE;
+    si.si_value.sival_int = cookie;
     return syscall(SYS_rt_tgsigqueueinfo, hw_g.pid, tid, SIGPROF, &si) == 0;
 }
+
+bool hw_signal_request(pid_t tid) { return send_cookie(tid, HW_SAMPLE_COOKIE); }
+bool hw_signal_request_identify(pid_t tid) { return send_cookie(tid, HW_IDENTIFY_COOKIE); }

@@ -37,6 +37,7 @@ void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t re
 }
 
 void hw_write_repeat(hw_slot *slot, uint64_t time_ns) {
+    if (!hw_g.log || hw_g.disabled) return;
     hw_rec_repeat *rec = (hw_rec_repeat *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
@@ -70,6 +71,9 @@ void hw_sample_blocked_wrapper(hw_slot *slot) {
         return;
     }
     hw_blocked_context ctx = *slot->blocked_ctx;
+    // The context lives in the blocked thread's frame: only trust the copy if
+    // the wait was still the same one after we took it.
+    if (__atomic_load_n(&slot->blocked_gen, __ATOMIC_ACQUIRE) != gen) return;
     hw_write_sample(slot, HW_SRC_BLOCKED_WRAPPER, (int)call, ctx.regs, now);
     // If the wait ended during the copy the record may mix two stacks; the
     // reader cannot tell, so we only trust the dedup state when it held still.

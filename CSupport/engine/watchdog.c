@@ -51,6 +51,16 @@ static bool thread_blocks_sigprof(pid_t tid) {
     return (mask >> (SIGPROF - 1)) & 1;
 }
 
+bool hw_thread_is_running(pid_t tid) {
+    char path[64], buf[32];
+    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    return n >= 7 && strncmp(buf, "running", 7) == 0;
+}
+
 static bool syscall_restarts_transparently(long nr) {
     return nr == SYS_futex || nr == SYS_wait4 || nr == SYS_waitid;
 }
@@ -81,6 +91,7 @@ static void session_end(hw_slot *slot) {
 }
 
 static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {
+    if (!hw_g.log || hw_g.disabled) return;
     hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
@@ -101,6 +112,7 @@ static void take_sample(hw_slot *slot) {
         hw_sample_blocked_wrapper(slot);
         return;
     }
+    if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
     char buf[256];
     ssize_t n = ses->syscall_fd >= 0 ? pread(ses->syscall_fd, buf, sizeof buf - 1, 0) : -1;
     if (n > 0) {
@@ -110,6 +122,10 @@ static void take_sample(hw_slot *slot) {
             unsigned long long a[6], sp = 0, pc = 0;
             int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1],
                              &a[2], &a[3], &a[4], &a[5], &sp, &pc);
+            if (got == 9 && (nr == SYS_rt_sigsuspend || nr == SYS_pause) && slot->role == HW_ROLE_MAIN_THREAD) {
+                hw_main_thread_parked(slot); // dispatchMain(): parked for good, not busy
+                return;
+            }
             if (got == 9 && nr >= 0 && !syscall_restarts_transparently(nr)) {
                 // Re-check the interposed flag: the thread may have entered one meanwhile.
                 if (__atomic_load_n(&slot->blocked_call, __ATOMIC_ACQUIRE)) hw_sample_blocked_wrapper(slot);
@@ -126,12 +142,14 @@ static void take_sample(hw_slot *slot) {
 static void *watchdog_main(void *arg) {
     (void)arg;
     prctl(PR_SET_NAME, "hangwatch", 0, 0, 0);
+    hw_g.watchdog_tid = (pid_t)syscall(SYS_gettid);
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
     uint64_t next = hw_now_ns();
     while (hw_g.running && !hw_g.disabled) {
         uint64_t now = hw_now_ns();
         bool sampling = false;
+        if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++) {
             hw_slot *slot = &hw_g.slots[i];
@@ -172,6 +190,7 @@ int hw_watchdog_start(void) {
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
+    hw_g.program_sigmask = old;
     int rc = pthread_create(&hw_g.watchdog, NULL, watchdog_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (rc == 0) pthread_detach(hw_g.watchdog);

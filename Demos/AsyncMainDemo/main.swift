@@ -1,6 +1,6 @@
 // async @main demo: after the first suspension, MainActor jobs run on
 // libdispatch workers. rebuildSearchIndex() stalls the MainActor ~380 ms.
-// Usage: AsyncMainDemo [--measure FILE]
+// Usage: AsyncMainDemo [--measure FILE] [--library REPORT.json]
 import DemoSupport
 #if canImport(Glibc)
 import Glibc
@@ -17,6 +17,7 @@ import Glibc
 @main struct AsyncMainDemo {
     static func main() async {
         let options = DemoOptions(CommandLine.arguments)
+        startLibraryModeIfAsked(options)
         try? await Task.sleep(nanoseconds: 200_000_000)
         let digest = rebuildSearchIndex(options)
         try? await Task.sleep(nanoseconds: 200_000_000)

@@ -1,7 +1,7 @@
 // dispatchMain() demo: the OS main thread parks for good and main-queue
 // blocks run on libdispatch worker threads. Two blocks stall the main queue:
 // importPhotos() for ~350 ms and updateBadge() for ~140 ms.
-// Usage: DispatchMainDemo [--measure FILE]
+// Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json]
 import Dispatch
 import DemoSupport
 #if canImport(Glibc)
@@ -9,6 +9,7 @@ import Glibc
 #endif
 
 let options = DemoOptions(CommandLine.arguments)
+startLibraryModeIfAsked(options)
 
 @inline(never) func importPhotos() {
     let work = MeasuredWork(name: "importPhotos", measure: options.measureFile)

@@ -27,6 +27,20 @@ struct HangwatchRun {
         return HangwatchRun(result: result, report: report, measured: measured, scratch: scratch)
     }
 
+    /// Runs a demo that watches itself with the HangWatch library (`--library REPORT.json`).
+    static func library(_ program: String, _ programArgs: [String] = [], timeout: TimeInterval = 60) throws -> HangwatchRun {
+        let scratch = try TestPaths.scratch()
+        let reportPath = scratch.appendingPathComponent("library-report.json").path
+        let measurePath = scratch.appendingPathComponent("measure.txt").path
+        let result = try ProcessRunner.run(program, programArgs + ["--library", reportPath, "--measure", measurePath],
+                                           timeout: timeout)
+        guard let data = FileManager.default.contents(atPath: reportPath) else {
+            throw TestFailure("the library wrote no report; status \(result.status), stderr: \(result.stderr)")
+        }
+        return HangwatchRun(result: result, report: try JSONReport.decode(data),
+                            measured: MeasuredWork.parse(file: measurePath), scratch: scratch)
+    }
+
     func hang(startingNear work: MeasuredWork, toleranceMs: Double = 20) -> Hang? {
         report.hangs.min { abs($0.durationMs - work.durationMs) < abs($1.durationMs - work.durationMs) }
             .flatMap { abs($0.durationMs - work.durationMs) <= toleranceMs ? $0 : nil }

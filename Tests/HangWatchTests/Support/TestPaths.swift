@@ -22,6 +22,7 @@ enum TestPaths {
     static var runLoopDemo: String { buildDirectory.appendingPathComponent("RunLoopDemo").path }
     static var dispatchMainDemo: String { buildDirectory.appendingPathComponent("DispatchMainDemo").path }
     static var asyncMainDemo: String { buildDirectory.appendingPathComponent("AsyncMainDemo").path }
+    static var frameLoopDemo: String { buildDirectory.appendingPathComponent("FrameLoopDemo").path }
 
     static func demoSource(_ name: String) -> String {
         packageRoot.appendingPathComponent("Demos/c/\(name)").path
