@@ -26,6 +26,7 @@ typedef struct hw_session {
     uint32_t requested;
     uint32_t ticks;
     pid_t os_tid;              // thread the session samples
+    bool signal_blocked;       // the thread blocks SIGPROF: no signals this session
 } hw_session;
 
 struct hw_slot {

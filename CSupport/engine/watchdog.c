@@ -73,7 +73,10 @@ static void session_start(hw_slot *slot, uint64_t seq) {
     ses->os_tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
     ses->syscall_fd = open_syscall_file(ses->os_tid);
     ses->hits_at_start = hw_signal_hits(slot);
-    if (thread_blocks_sigprof(ses->os_tid)) hw_write_note(ses->os_tid, HW_NOTE_SIGNAL_BLOCKED, seq);
+    // A thread that blocks SIGPROF would only pile up a pending signal that
+    // fires later, somewhere else: say so once and sample it without signals.
+    ses->signal_blocked = thread_blocks_sigprof(ses->os_tid);
+    if (ses->signal_blocked) hw_write_note(ses->os_tid, HW_NOTE_SIGNAL_BLOCKED, seq);
     // Images dlopen'ed since the last look must be in the log before samples need them.
     hw_modules_record(hw_g.log, hw_g.generation);
 }
@@ -135,6 +138,7 @@ static void take_sample(hw_slot *slot) {
         }
     }
     ses->last_was_blocked = false;
+    if (ses->signal_blocked) return;
     ses->requested++;
     hw_signal_request(ses->os_tid);
 }
