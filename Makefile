@@ -16,7 +16,7 @@ AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-poi
                -Wl,--build-id -Wl,-z,nodelete
 APT_PACKAGES := libunwind-dev libelf-dev zlib1g-dev libc6-dbg
 
-.PHONY: all deps build agent demo test bench clean
+.PHONY: all deps pydeps build agent demo test bench clean
 
 all: build
 
@@ -28,6 +28,13 @@ deps:
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
 	fi
+
+# Test-side checkers of the export formats (speedscope schema, pprof protobuf,
+# HTML screenshots); installed only when missing.
+PIP_PACKAGES := jsonschema protobuf grpcio-tools pillow
+pydeps:
+	@python3 -c "import jsonschema, google.protobuf, grpc_tools, PIL" 2>/dev/null || \
+	  python3 -m pip install -q --disable-pip-version-check $(PIP_PACKAGES)
 
 agent: $(AGENT)
 
@@ -44,7 +51,7 @@ demo: build
 	$(BUILD_DIR)/hangwatch run -- $(BUILD_DIR)/RunLoopDemo
 
 # Integration tests run real programs and measure durations: one at a time.
-test: build
+test: build pydeps
 	swift test -c $(CONFIG) --no-parallel
 
 bench: build
