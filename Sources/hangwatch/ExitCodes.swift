@@ -4,11 +4,22 @@ import Glibc
 
 /// Exit statuses of hangwatch itself. Otherwise `hangwatch run` exits with the
 /// program's status (128+N when the program was killed by signal N).
+///
+/// The gate statuses avoid 0-2 (success, "failed", usage) and stay below 64
+/// (sysexits), so a CI script can tell a breached gate from a failing program
+/// in the common cases; the program's own status is still returned whenever no
+/// gate is breached. Report-file statuses follow sysexits.h.
 enum ExitCode {
-    static let usage: Int32 = 2          // bad command line
-    static let internalError: Int32 = 70 // hangwatch could not do its job (EX_SOFTWARE)
-    static let cannotExecute: Int32 = 126 // the program exists but cannot be executed
-    static let notFound: Int32 = 127      // the program cannot be found
+    static let usage: Int32 = 2            // bad command line
+    static let hangGate: Int32 = 4         // run --fail-on-hang: a hang reached the limit
+    static let hitchGate: Int32 = 5        // run --fail-on-hitch-ratio: the hitch ratio exceeded the limit
+    static let gateNotMeasured: Int32 = 6  // run --fail-on-hitch-ratio: no frame was measured, so it cannot pass
+    static let dataError: Int32 = 65       // a report file is malformed, truncated or not a report (EX_DATAERR)
+    static let noInput: Int32 = 66         // a report file is missing or unreadable (EX_NOINPUT)
+    static let internalError: Int32 = 70   // hangwatch could not do its job (EX_SOFTWARE)
+    static let cannotCreate: Int32 = 73    // the output file cannot be written (EX_CANTCREAT)
+    static let cannotExecute: Int32 = 126  // the program exists but cannot be executed
+    static let notFound: Int32 = 127       // the program cannot be found
 }
 
 func writeStderr(_ text: String) {

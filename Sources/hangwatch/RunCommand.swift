@@ -68,9 +68,17 @@ enum RunCommand {
         let facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)
-        let report = ReportBuilder(config: options.capture).build(run: collector.run, process: facts, extraNotes: notes)
-        if !ReportOutput.write(report, format: options.format, to: options.output) { return ExitCode.internalError }
-        return waitStatus.shellStatus
+        var report = ReportBuilder(config: options.capture).build(run: collector.run, process: facts, extraNotes: notes)
+        report.process.cpuUserMs = waitStatus.cpuUserMs
+        report.process.cpuSystemMs = waitStatus.cpuSystemMs
+        report.process.peakRssKb = waitStatus.peakRssKb
+        let written = ReportOutput.write(report, format: options.format,
+                                         to: OutputDestination(path: options.output, otherwise: .standardError))
+        if written != 0 { return written }
+        // A breached gate replaces the program's status; otherwise the program's status stands.
+        let breaches = options.gates.breaches(of: report)
+        for breach in breaches { writeStderr("hangwatch: \(breach.message)") }
+        return breaches.first?.status ?? waitStatus.shellStatus
     }
 
     private static func report(launchFailure error: ProgramLauncher.Failure) -> Int32 {

@@ -2,10 +2,10 @@ import HangWatch
 
 /// Parsed `hangwatch run` command line.
 struct RunOptions {
-    enum Format: String { case text, json }
     var capture = CaptureConfig()
     var output: String?
-    var format: Format = .text
+    var format: ReportFormat = .text
+    var gates = RunGates()
     var program: [String] = []
     var showHelp = false
 
@@ -50,9 +50,19 @@ struct RunOptions {
                 options.capture.threadPatterns.append(name)
             case "-o", "--output": options.output = try next()
             case "--format":
-                let f = try next()
-                guard let format = Format(rawValue: f) else { throw .message("unknown format '\(f)' (expected text or json)") }
-                options.format = format
+                let name = try next()
+                do { options.format = try OptionValues.reportFormat(name) } catch { throw .message(error.message) }
+            case "--fail-on-hang":
+                // The limit is optional, so it is only ever taken from `=MS`: the next word may be the program.
+                if let inline {
+                    options.gates.hang = .ms(try number(arg, inline, in: 1...3_600_000))
+                } else if i + 1 < args.count, Double(args[i + 1]) != nil {
+                    throw .message("write the limit as --fail-on-hang=\(args[i + 1]) (a bare --fail-on-hang uses the report threshold)")
+                } else {
+                    options.gates.hang = .reportThreshold
+                }
+            case "--fail-on-hitch-ratio":
+                options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
                 options.program = Array(args[i...])
@@ -65,6 +75,12 @@ struct RunOptions {
         if options.program.isEmpty { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
         if options.capture.reportMs < options.capture.hangMs {
             throw .message("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
+        }
+        if options.gates.hitchRatioMsPerS != nil && options.capture.frameMs == nil {
+            throw .message("--fail-on-hitch-ratio needs --frame-ms: hitches are only measured against a frame deadline")
+        }
+        if case .ms(let limit)? = options.gates.hang, limit < options.capture.hangMs {
+            throw .message("--fail-on-hang=\(limit.clean) is below --hang-ms (\(options.capture.hangMs.clean)): shorter hangs are not recorded")
         }
         return options
     }

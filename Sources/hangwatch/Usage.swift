@@ -1,17 +1,22 @@
 import HangWatch
 
 enum Usage {
+    /// "text, json, markdown" for the formats this build renders.
+    static var reportFormats: String { ReportFormat.available.map(\.rawValue).joined(separator: ", ") }
+
     static let top = """
     hangwatch \(HangWatchVersion.string): find and explain hangs of a program's main loop on Linux.
 
     Usage:
       hangwatch run [options] -- PROGRAM [ARGS...]   run PROGRAM and report its hangs
+      hangwatch report FILE.json [options]           re-render a saved JSON report, filtered
+      hangwatch diff BEFORE.json AFTER.json          compare two saved JSON reports
       hangwatch --help | --version
 
-    Run 'hangwatch run --help' for the options.
+    Run 'hangwatch COMMAND --help' for the options of a command.
     """
 
-    static let run = """
+    static var run: String { """
     Usage: hangwatch run [options] -- PROGRAM [ARGS...]
 
     Runs PROGRAM with the hangwatch agent preloaded (no code change needed) and,
@@ -29,11 +34,80 @@ enum Usage {
                          Default: the main thread only
       --frame-ms MS      the loop is a frame loop with this deadline: count hitches
       -o, --output FILE  write the report to FILE instead of stderr
-      --format FORMAT    text (default) or json
+      --format FORMAT    \(reportFormats) (default text); save json to
+                         re-render or compare it later with 'report' and 'diff'
       -h, --help         show this help
 
-    Exit status: the program's own (128+N if killed by signal N); 2 for a bad
-    command line; 126 when PROGRAM cannot be executed; 127 when it cannot be
-    found; 70 when hangwatch itself fails.
+    CI gates (checked after the report is written):
+      --fail-on-hang[=MS]         fail when a hang lasted MS or more (default: the
+                                  --report-ms threshold); write the limit with '='
+      --fail-on-hitch-ratio=X     fail when the frame loop hitched more than X ms per
+                                  second; needs --frame-ms
+
+    Exit status: the program's own (128+N if killed by signal N), unless a gate
+    failed: then 4 for a hang gate, 5 for a hitch-ratio gate, 6 when no frame was
+    measured for the hitch-ratio gate (the first in this order wins; each failed
+    gate prints one line on stderr). 2 for a bad command line; 126 when PROGRAM
+    cannot be executed; 127 when it cannot be found; 73 when the report cannot be
+    written; 70 when hangwatch itself fails.
+    """ }
+
+    static var report: String { """
+    Usage: hangwatch report FILE.json [options]
+
+    Reads a report saved with 'hangwatch run --format json' ('-' reads standard
+    input) and renders it again, in another format or narrowed down. The output
+    goes to stdout unless -o is given.
+
+    Options:
+      --format FORMAT    \(reportFormats) (default text)
+      -o, --output FILE  write to FILE instead of stdout
+      --min-ms MS        keep only hangs that lasted MS or more
+      --top N            keep only the N longest hangs
+      --thread T         keep only hangs of thread T: a tid, or a name (exact or glob)
+      --focus SYMBOL     keep only the call subtrees rooted at frames whose symbol
+                         contains SYMBOL, and only the hangs that have one
+      --hide-system      fold system-library frames (libc, the Swift runtime,
+                         Foundation, the loader, ...) into their callers
+      --inverted         show call trees bottom-up: where the time ends, then callers
+      -h, --help         show this help
+
+    Hangs are chosen first (--thread, --min-ms, --focus, then --top), then the
+    trees are reshaped (--focus, --hide-system, then --inverted). The summary
+    counts only the hangs kept, and a note lists the filters.
+
+    Exit status: 0; 2 for a bad command line; 65 when FILE is not a readable
+    report (malformed, truncated, another schema version); 66 when FILE is
+    missing or unreadable; 73 when the output cannot be written.
+    """ }
+
+    static let diff = """
+    Usage: hangwatch diff BEFORE.json AFTER.json [options]
+
+    Compares two reports saved with 'hangwatch run --format json', typically
+    before and after a fix: hang count, reported hangs, longest hang, total hang
+    time, hang rate (seconds per hour in hangs of 250 ms or more), hitch ratio,
+    CPU time and peak RSS, with absolute and percent change; then the 10 symbols
+    whose hang time changed most. A symbol's hang time is its inclusive time in
+    the call trees of reported hangs, counted once per stack (recursion is not
+    counted twice); self time is shown beside it. Frames of one call chain with
+    exactly the same change (main, the run loop, a library on the way to a
+    callback) share one row, under the deepest frame of the program's own code.
+
+    Options:
+      --format FORMAT    text (default), markdown or json
+      -o, --output FILE  write to FILE instead of stdout
+      -h, --help         show this help
+
+    JSON output (diffVersion 1): {"diffVersion", "before", "after", "metrics":
+    {KEY: {"unit", "before", "after", "change", "changePercent"}}, "symbols":
+    [{"symbol", "image", "beforeMs", "afterMs", "changeMs", "beforeSelfMs",
+    "afterSelfMs", "selfChangeMs", "sameChange": [SYMBOL...]}]}. KEY is hangCount, reportedHangCount,
+    longestHangMs, totalHangMs, hangRateSPerHour, hitchRatioMsPerS, cpuMs or
+    peakRssKb; a value a report lacks is null.
+
+    Exit status: 0; 2 for a bad command line; 65 when a file is not a readable
+    report; 66 when a file is missing or unreadable; 73 when the output cannot
+    be written.
     """
 }

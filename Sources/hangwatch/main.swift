@@ -10,6 +10,10 @@ let status: Int32
 switch arguments.first {
 case "run":
     status = RunCommand.main(Array(arguments.dropFirst()))
+case "report":
+    status = ReportCommand.main(Array(arguments.dropFirst()))
+case "diff":
+    status = DiffCommand.main(Array(arguments.dropFirst()))
 case "--version", "-V":
     print("hangwatch \(HangWatchVersion.string)")
     status = 0

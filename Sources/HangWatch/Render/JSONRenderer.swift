@@ -1,4 +1,4 @@
-// The report file: `hangwatch --json` writes it, `hangwatch report FILE.json` reads it.
+// The report file: `hangwatch run --format json` writes it, `hangwatch report FILE.json` reads it.
 
 import Foundation
 
@@ -34,7 +34,9 @@ public enum JSONReport {
     }
 
     /// Reads a report file, throwing `ReportFileError` for anything that is not a
-    /// complete version-1 report. Optional fields may be `null` or absent.
+    /// complete version-1 report. Optional fields may be `null` or absent, and so may
+    /// the fields added after the first files were written (`frameLoops`, `notes`,
+    /// the process metrics, a frame loop's `name` and `histogram`).
     public static func decode(_ data: Data) throws -> Report {
         let bytes = [UInt8](data)
         guard bytes.contains(where: { !Self.isWhitespace($0) }) else {
@@ -50,7 +52,7 @@ public enum JSONReport {
             guard version == schemaVersion else {
                 throw ReportFileError.unsupportedSchemaVersion(found: version, supported: schemaVersion)
             }
-            return try decoder.decode(Report.self, from: data)
+            return try decoder.decode(ReportFileJSON.self, from: data).report
         } catch let error as DecodingError {
             throw ReportFileError(error)
         }

@@ -2,8 +2,8 @@
 //
 // Synthesized Codable omits nil optionals, but the file format promises every
 // field is present (`"exitCode": null`) so consumers in other languages can
-// rely on the keys. These wrappers write each field by name; the model's own
-// synthesized Decodable still reads the files back.
+// rely on the keys. These wrappers write each field by name; ReportJSONDecoding
+// reads the files back, tolerating the fields older files lack.
 
 /// A string coding key, so field names read here exactly as in the schema.
 struct JSONKey: CodingKey, ExpressibleByStringLiteral {
@@ -33,6 +33,7 @@ struct ReportJSON: Encodable {
         try c.encode(SummaryJSON(summary: report.summary), forKey: "summary")
         try c.encode(report.hangs.map { HangJSON(hang: $0, maxTreeDepth: maxTreeDepth) }, forKey: "hangs")
         try c.encode(report.frames.map(FramesJSON.init), forKey: "frames")
+        try c.encode(report.frameLoops.map(FramesJSON.init), forKey: "frameLoops")
         try c.encode(report.launch.map { LaunchJSON(launch: $0, maxTreeDepth: maxTreeDepth) }, forKey: "launch")
         try c.encode(report.notes, forKey: "notes")
     }
@@ -48,6 +49,9 @@ struct ProcessJSON: Encodable {
         try c.encode(process.exitCode, forKey: "exitCode")
         try c.encode(process.signal, forKey: "signal")
         try c.encode(roundedForJSON(process.wallMs), forKey: "wallMs")
+        try c.encode(process.cpuUserMs.map(roundedForJSON), forKey: "cpuUserMs")
+        try c.encode(process.cpuSystemMs.map(roundedForJSON), forKey: "cpuSystemMs")
+        try c.encode(process.peakRssKb, forKey: "peakRssKb")
     }
 }
 
@@ -108,6 +112,7 @@ struct FramesJSON: Encodable {
     var frames: FrameStats
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(frames.name, forKey: "name")
         try c.encode(roundedForJSON(frames.deadlineMs), forKey: "deadlineMs")
         try c.encode(frames.frameCount, forKey: "frameCount")
         try c.encode(frames.hitchCount, forKey: "hitchCount")
@@ -119,6 +124,16 @@ struct FramesJSON: Encodable {
         try c.encode(roundedForJSON(frames.p95Ms), forKey: "p95Ms")
         try c.encode(roundedForJSON(frames.p99Ms), forKey: "p99Ms")
         try c.encode(roundedForJSON(frames.maxMs), forKey: "maxMs")
+        try c.encode(frames.histogram.map(HistogramBucketJSON.init), forKey: "histogram")
+    }
+}
+
+struct HistogramBucketJSON: Encodable {
+    var bucket: HistogramBucket
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: JSONKey.self)
+        try c.encode(bucket.upToMs.map(roundedForJSON), forKey: "upToMs")  // null: the open-ended last bucket
+        try c.encode(bucket.count, forKey: "count")
     }
 }
 

@@ -1,0 +1,58 @@
+// A call tree taken back apart into the weighted stacks it was built from.
+
+/// The stacks of a tree, with the time one sample stands for.
+///
+/// Filters that change the shape of a tree (hiding frames, re-rooting at a
+/// symbol) are simplest and exact as rewrites of stacks followed by a rebuild:
+/// `CallTreeBuilder` then merges siblings, sorts and weighs the result with
+/// the same rules as a freshly captured tree.
+struct CallTreeStacks {
+    var stacks: [WeightedStack]
+    var msPerSample: Double
+
+    /// Every root-to-node path where samples ended, weighted by those samples.
+    ///
+    /// Self samples are the node's count less its children's, not `selfMs`:
+    /// counts are exact integers, and a node whose children were cut off when
+    /// the file was written (see `JSONReport.maxTreeDepth`) keeps their weight.
+    /// The synthetic `<all>` root is not a frame and is left out of the paths.
+    /// Nil when the tree's numbers cannot describe samples (a hostile file).
+    init?(_ root: CallTreeNode) {
+        guard root.sampleCount > 0, root.weightMs.isFinite, root.weightMs > 0 else { return nil }
+        msPerSample = root.weightMs / Double(root.sampleCount)
+        let skipRoot = CallTreeBuilder.isSyntheticRoot(root)
+        // Parent links instead of a path copy per node: deep trees stay linear to walk.
+        var frames: [Frame] = []
+        var parents: [Int] = []
+        var pending: [(node: CallTreeNode, parent: Int)] = [(root, -1)]
+        stacks = []
+        while let (node, parent) = pending.popLast() {
+            let index = frames.count
+            frames.append(Frame(symbol: node.symbol, image: node.image))
+            parents.append(parent)
+            let childSamples = node.children.reduce(0) { Self.saturatingAdd($0, max(0, $1.sampleCount)) }
+            let selfSamples = max(0, node.sampleCount) > childSamples ? node.sampleCount - childSamples : 0
+            if selfSamples > 0 {
+                var path: [Frame] = []
+                var cursor = index
+                while cursor >= 0 {
+                    path.append(frames[cursor])
+                    cursor = parents[cursor]
+                }
+                if skipRoot { path.removeLast() }
+                stacks.append(WeightedStack(frames: path.reversed(), weight: selfSamples))
+            }
+            for child in node.children { pending.append((child, index)) }
+        }
+    }
+
+    /// The tree these stacks make, or nil when no sample is left.
+    func tree() -> CallTreeNode? {
+        CallTreeBuilder.build(stacks, msPerSample: msPerSample)
+    }
+
+    private static func saturatingAdd(_ a: Int, _ b: Int) -> Int {
+        let (sum, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : sum
+    }
+}

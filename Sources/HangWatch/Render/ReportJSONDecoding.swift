@@ -1,0 +1,67 @@
+// Reading report files back (schema v1), tolerant of fields older files lack.
+//
+// The model's synthesized Decodable requires every non-optional field, so a
+// file written before `frameLoops`, the process metrics or the frame histogram
+// existed would be refused. These readers take each field by name and give the
+// late additions their empty value when absent. Required fields stay required,
+// and error paths (`hangs[0].thread.tid`) come from the same coding keys.
+
+struct ReportFileJSON: Decodable {
+    var report: Report
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: JSONKey.self)
+        var report = Report(
+            process: try c.decode(ProcessFileJSON.self, forKey: "process").process,
+            thresholds: try c.decode(Thresholds.self, forKey: "thresholds"),
+            summary: try c.decode(Summary.self, forKey: "summary"),
+            hangs: try c.decode([Hang].self, forKey: "hangs"),
+            frames: try c.decodeIfPresent(FramesFileJSON.self, forKey: "frames")?.frames,
+            frameLoops: try c.decodeIfPresent([FramesFileJSON].self, forKey: "frameLoops")?.map(\.frames) ?? [],
+            launch: try c.decodeIfPresent(Launch.self, forKey: "launch"),
+            notes: try c.decodeIfPresent([String].self, forKey: "notes") ?? [])
+        report.schemaVersion = try c.decode(Int.self, forKey: "schemaVersion")
+        self.report = report
+    }
+}
+
+struct ProcessFileJSON: Decodable {
+    var process: ProcessInfoRecord
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: JSONKey.self)
+        process = ProcessInfoRecord(
+            pid: try c.decode(Int.self, forKey: "pid"),
+            executable: try c.decode(String.self, forKey: "executable"),
+            arguments: try c.decode([String].self, forKey: "arguments"),
+            exitCode: try c.decodeIfPresent(Int.self, forKey: "exitCode"),
+            signal: try c.decodeIfPresent(Int.self, forKey: "signal"),
+            wallMs: try c.decode(Double.self, forKey: "wallMs"),
+            cpuUserMs: try c.decodeIfPresent(Double.self, forKey: "cpuUserMs"),
+            cpuSystemMs: try c.decodeIfPresent(Double.self, forKey: "cpuSystemMs"),
+            peakRssKb: try c.decodeIfPresent(Int.self, forKey: "peakRssKb"))
+    }
+}
+
+struct FramesFileJSON: Decodable {
+    var frames: FrameStats
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: JSONKey.self)
+        frames = FrameStats(
+            // Files from before loops were named only had the main loop's statistics.
+            name: try c.decodeIfPresent(String.self, forKey: "name") ?? "",
+            deadlineMs: try c.decode(Double.self, forKey: "deadlineMs"),
+            frameCount: try c.decode(Int.self, forKey: "frameCount"),
+            hitchCount: try c.decode(Int.self, forKey: "hitchCount"),
+            missedFrames: try c.decode(Int.self, forKey: "missedFrames"),
+            hitchMs: try c.decode(Double.self, forKey: "hitchMs"),
+            hitchRatioMsPerS: try c.decode(Double.self, forKey: "hitchRatioMsPerS"),
+            band: try c.decode(String.self, forKey: "band"),
+            p50Ms: try c.decode(Double.self, forKey: "p50Ms"),
+            p95Ms: try c.decode(Double.self, forKey: "p95Ms"),
+            p99Ms: try c.decode(Double.self, forKey: "p99Ms"),
+            maxMs: try c.decode(Double.self, forKey: "maxMs"),
+            histogram: try c.decodeIfPresent([HistogramBucket].self, forKey: "histogram") ?? [])
+    }
+}

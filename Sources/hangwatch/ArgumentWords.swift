@@ -1,0 +1,79 @@
+import HangWatch
+
+/// A bad command line, said in one line.
+struct UsageError: Error {
+    var message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Walks the arguments of `report` and `diff`: options as `--flag VALUE` or
+/// `--flag=VALUE`, anything else (including a lone `-`, standard input) as a
+/// positional word, and everything after `--` as positional.
+struct ArgumentWords {
+    enum Word {
+        case option(String, inline: String?)
+        case positional(String)
+    }
+
+    private let args: [String]
+    private var index = 0
+    private var onlyPositional = false
+
+    init(_ args: [String]) { self.args = args }
+
+    mutating func next() -> Word? {
+        while index < args.count {
+            let arg = args[index]
+            index += 1
+            if onlyPositional || arg == "-" || !arg.hasPrefix("-") { return .positional(arg) }
+            if arg == "--" {
+                onlyPositional = true
+                continue
+            }
+            if arg.hasPrefix("--"), let eq = arg.firstIndex(of: "=") {
+                return .option(String(arg[..<eq]), inline: String(arg[arg.index(after: eq)...]))
+            }
+            return .option(arg, inline: nil)
+        }
+        return nil
+    }
+
+    /// The value of `flag`: its `=VALUE`, else the next argument.
+    mutating func value(of flag: String, inline: String?) throws(UsageError) -> String {
+        if let inline { return inline }
+        guard index < args.count else { throw UsageError("option \(flag) needs a value") }
+        index += 1
+        return args[index - 1]
+    }
+}
+
+enum OptionValues {
+    static func number(_ text: String, for flag: String, in range: ClosedRange<Double>) throws(UsageError) -> Double {
+        guard let value = Double(text), value.isFinite, range.contains(value) else {
+            throw UsageError("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
+        }
+        return value
+    }
+
+    static func integer(_ text: String, for flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
+        guard let value = Int(text), range.contains(value) else {
+            throw UsageError("invalid value '\(text)' for \(flag) (expected a whole number in \(range.lowerBound)...\(range.upperBound))")
+        }
+        return value
+    }
+
+    /// A format name this build can render, or a usage error that says which ones it can.
+    static func reportFormat(_ text: String) throws(UsageError) -> ReportFormat {
+        guard let format = ReportFormat(rawValue: text) else {
+            let names = ReportFormat.allCases.map(\.rawValue).joined(separator: ", ")
+            throw UsageError("unknown format '\(text)' (expected one of \(names))")
+        }
+        guard format.isAvailable else { throw UsageError(ReportRenderError.formatNotAvailable(format).description) }
+        return format
+    }
+
+    static func nonEmpty(_ text: String, for flag: String) throws(UsageError) -> String {
+        guard !text.isEmpty else { throw UsageError("option \(flag) needs a non-empty value") }
+        return text
+    }
+}

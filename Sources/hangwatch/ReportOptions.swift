@@ -1,0 +1,46 @@
+import HangWatch
+
+/// Parsed `hangwatch report FILE.json [options]` command line.
+struct ReportOptions {
+    var input = ""
+    var format: ReportFormat = .text
+    var output: String?
+    var filters = ReportFilterSet()
+    var showHelp = false
+
+    static func parse(_ args: [String]) throws(UsageError) -> ReportOptions {
+        var options = ReportOptions()
+        var inputs: [String] = []
+        var words = ArgumentWords(args)
+        while let word = words.next() {
+            switch word {
+            case .positional(let path):
+                inputs.append(path)
+            case .option(let flag, let inline):
+                if inline != nil && ["--inverted", "--hide-system", "--help"].contains(flag) {
+                    throw UsageError("option \(flag) takes no value")
+                }
+                func value() throws(UsageError) -> String { try words.value(of: flag, inline: inline) }
+                switch flag {
+                case "-h", "--help": options.showHelp = true
+                case "--format": options.format = try OptionValues.reportFormat(value())
+                case "-o", "--output": options.output = try OptionValues.nonEmpty(value(), for: flag)
+                case "--min-ms": options.filters.minimumMs = try OptionValues.number(value(), for: flag, in: 0...3_600_000)
+                case "--top": options.filters.top = try OptionValues.integer(value(), for: flag, in: 1...1_000_000)
+                case "--inverted": options.filters.inverted = true
+                case "--hide-system": options.filters.hideSystem = true
+                case "--focus": options.filters.focus = try OptionValues.nonEmpty(value(), for: flag)
+                case "--thread": options.filters.thread = try OptionValues.nonEmpty(value(), for: flag)
+                default: throw UsageError("unknown option '\(flag)' (try 'hangwatch report --help')")
+                }
+            }
+        }
+        if options.showHelp { return options }
+        guard inputs.count == 1, let input = inputs.first else {
+            throw UsageError(inputs.isEmpty ? "no report file given (usage: hangwatch report FILE.json [options])"
+                                            : "one report file at a time (got \(inputs.count)); to compare two, use 'hangwatch diff'")
+        }
+        options.input = input
+        return options
+    }
+}

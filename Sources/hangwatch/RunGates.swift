@@ -1,0 +1,53 @@
+import Foundation
+import HangWatch
+
+/// CI gates of `hangwatch run`: limits that turn a finished run into a failure.
+struct RunGates {
+    enum HangLimit: Equatable {
+        /// `--fail-on-hang`: any hang that reached the report threshold (`--report-ms`).
+        case reportThreshold
+        /// `--fail-on-hang=MS`.
+        case ms(Double)
+    }
+
+    var hang: HangLimit?
+    /// `--fail-on-hitch-ratio=X`: the main frame loop's hitch ratio must not exceed X ms/s.
+    var hitchRatioMsPerS: Double?
+
+    /// A breached (or unmeasurable) gate: its status and the line that explains it.
+    struct Breach {
+        var status: Int32
+        var message: String
+    }
+
+    /// Every gate that failed, in the order of their statuses; the first one's status is the exit status.
+    func breaches(of report: Report) -> [Breach] {
+        var found: [Breach] = []
+        if let hang {
+            let limit: Double
+            switch hang {
+            case .reportThreshold: limit = report.thresholds.reportMs
+            case .ms(let ms): limit = ms
+            }
+            let over = report.hangs.filter { $0.durationMs >= limit }
+            if let longest = over.max(by: { $0.durationMs < $1.durationMs }) {
+                found.append(Breach(status: ExitCode.hangGate, message:
+                    "hang gate failed: \(over.count) \(over.count == 1 ? "hang" : "hangs") of \(limit.clean) ms or more "
+                    + "(longest \(String(format: "%.1f", longest.durationMs)) ms, hang #\(longest.id))"))
+            }
+        }
+        if let maximum = hitchRatioMsPerS {
+            if let frames = report.frames {
+                if frames.hitchRatioMsPerS > maximum {
+                    found.append(Breach(status: ExitCode.hitchGate, message:
+                        "hitch-ratio gate failed: \(String(format: "%.2f", frames.hitchRatioMsPerS)) ms/s is above \(maximum.clean) ms/s "
+                        + "(\(frames.hitchCount) \(frames.hitchCount == 1 ? "hitch" : "hitches") in \(frames.frameCount) frames)"))
+                }
+            } else {
+                found.append(Breach(status: ExitCode.gateNotMeasured, message:
+                    "hitch-ratio gate cannot pass: no frame was measured (the watched loop never ran a frame)"))
+            }
+        }
+        return found
+    }
+}
