@@ -177,4 +177,90 @@ import Testing
         #expect(root.nodeCount == 1501)
         #expect(root.pruned(maxDepth: 40).hiddenNodeCount == 1460)
     }
+
+    // MARK: recursion collapsed on a finished tree
+
+    /// A merge sort: msort calls itself at several depths, the comparator below each.
+    static let recursive: [WeightedStack] = [
+        stack(["main", "sort", "msort", "msort", "msort", "compare"], 4),
+        stack(["main", "sort", "msort", "msort", "compare"], 3),
+        stack(["main", "sort", "msort", "compare"], 2),
+        stack(["main", "sort", "msort", "msort"], 1),
+        stack(["main", "sort", "msort", "msort", "other", "msort"], 1),
+        stack(["main", "sort"], 1),
+    ]
+
+    @Test func collapsingRecursionOnATreeMergesDepthsAndKeepsWeights() throws {
+        let tree = try #require(CallTreeBuilder.build(Self.recursive, msPerSample: 2))
+        #expect(tree.depth == 6)
+        let collapsed = tree.collapsingDirectRecursion()
+        #expect(collapsed.weightMs == tree.weightMs)
+        let sort = try #require(Self.child(collapsed, "sort"))
+        let msort = try #require(Self.child(sort, "msort"))
+        #expect(msort.weightMs == 22)
+        #expect(msort.sampleCount == 11)
+        #expect(msort.selfMs == 2)
+        #expect(msort.children.map(\.symbol) == ["compare", "other"])
+        #expect(msort.children.map(\.weightMs) == [18, 2])
+        #expect(msort.children.map(\.sampleCount) == [9, 1])
+        // msort → other → msort is indirect: it stays.
+        let other = try #require(Self.child(msort, "other"))
+        #expect(Self.child(other, "msort")?.selfMs == 2)
+        // The same tree as collapsing the stacks before building.
+        #expect(collapsed == CallTreeBuilder.build(FrameFilters.collapsingRecursion(Self.recursive), msPerSample: 2))
+    }
+
+    @Test func collapsingRecursionNeedsTheSameImageToo() throws {
+        let stacks = [WeightedStack(frames: [Self.frame("main"), Self.frame("f", "A"), Self.frame("f", "B")], weight: 1)]
+        let tree = try #require(CallTreeBuilder.build(stacks, msPerSample: 1))
+        #expect(tree.collapsingDirectRecursion() == tree)
+    }
+
+    @Test func runawayRecursionCollapsesWithoutExhaustingTheStack() throws {
+        let deep = Self.stack(["main"] + Array(repeating: "recurse", count: 2_000) + ["leaf"], 3)
+        let tree = try #require(CallTreeBuilder.build([deep, Self.stack(["main", "other"], 1)], msPerSample: 1))
+        let collapsed = tree.collapsingDirectRecursion()
+        #expect(collapsed.depth == 3)
+        #expect(CallTreeBuilder.heaviestPath(of: collapsed).map(\.symbol) == ["main", "recurse", "leaf"])
+        #expect(Self.child(collapsed, "recurse")?.weightMs == 3)
+    }
+
+    // MARK: the root chain
+
+    /// What every run-loop hang looks like: a long single path, then the work.
+    static let runLoop: [WeightedStack] = [
+        stack(["_start", "main", "RunLoop.run", "__CFRunLoopRun", "timer", "work", "a"], 3),
+        stack(["_start", "main", "RunLoop.run", "__CFRunLoopRun", "timer", "work", "b"], 1),
+    ]
+
+    @Test func rootChainFoldsAllButItsLastFrame() throws {
+        let tree = try #require(CallTreeBuilder.build(Self.runLoop, msPerSample: 1))
+        let split = tree.splittingRootChain()
+        #expect(split.folded.map(\.symbol) == ["_start", "main", "RunLoop.run", "__CFRunLoopRun"])
+        #expect(split.folded.allSatisfy { $0.image == "App" })
+        // timer is the last single-child frame: it stays, calling work.
+        #expect(split.visibleRoot.symbol == "timer")
+        #expect(split.visibleRoot.weightMs == tree.weightMs)
+        #expect(split.visibleRoot.children.map(\.symbol) == ["work"])
+    }
+
+    @Test func rootChainStopsAtSelfTimeAndAtBranches() throws {
+        // main has self time: nothing can be folded above work.
+        var stacks = Self.runLoop
+        stacks.append(Self.stack(["_start", "main"], 1))
+        let branching = try #require(CallTreeBuilder.build(stacks, msPerSample: 1))
+        let split = branching.splittingRootChain()
+        #expect(split.folded.isEmpty)
+        #expect(split.visibleRoot == branching)
+
+        // Two frames would be folded into a line as long as they are: not worth it.
+        let short = try #require(CallTreeBuilder.build([Self.stack(["main", "loop", "work"], 2),
+                                                        Self.stack(["main", "loop", "work", "x"], 1)], msPerSample: 1))
+        #expect(short.splittingRootChain().folded.isEmpty)
+        #expect(short.splittingRootChain(minimumFolded: 1).folded.map(\.symbol) == ["main"])
+
+        let synthetic = try #require(CallTreeBuilder.build([Self.stack(["x"], 1), Self.stack(["y"], 1)], msPerSample: 1))
+        #expect(synthetic.splittingRootChain().visibleRoot == synthetic)
+    }
 }
+

@@ -18,8 +18,8 @@ import Testing
             WeightedStack(frames: [frame("main"), frame("RunLoopDemo.runLoop()"), frame("usleep", "/lib/libc.so.6")], weight: 80),
             WeightedStack(frames: [frame("main"), frame("RunLoopDemo.runLoop()"), frame("malloc", "/lib/libc.so.6")], weight: 1),
         ]
-        // A 60-deep recursion: deeper than the renderer's 40-level limit.
-        stacks.append(WeightedStack(frames: [frame("main")] + Array(repeating: frame("RunLoopDemo.recurse(depth:)"), count: 60),
+        // A 60-deep call chain: deeper than the renderer's 40-level limit.
+        stacks.append(WeightedStack(frames: [frame("main")] + (0..<60).map { frame("RunLoopDemo.level\($0)() -> ()") },
                                     weight: 31))
         return CallTreeBuilder.build(stacks, msPerSample: 1)
     }
@@ -70,17 +70,17 @@ import Testing
         #expect(lines.contains { $0.hasPrefix("Hang #3 — 350.8 ms") })
         #expect(lines.contains("    Weight       %      Self  Symbol"))
         #expect(lines.contains("  412.0 ms  100.0%    0.0 ms  main [RunLoopDemo]"))
-        #expect(lines.contains("  381.0 ms   92.5%    0.0 ms    RunLoopDemo.runLoop() [RunLoopDemo]"))
+        #expect(lines.contains("  381.0 ms   92.5%    0.0 ms    runLoop() [RunLoopDemo]"))
         #expect(lines.contains("   80.0 ms   19.4%   80.0 ms      usleep [libc.so.6]"))
         #expect(lines.contains("  300.0 ms  100.0%  300.0 ms    poll [libc.so.6]"))
-        // The long symbol is cut in the middle, keeping its module and its end.
-        #expect(lines.contains { $0.contains("RunLoopDemo.Worker.crunch(") && $0.contains("…") && $0.hasSuffix("-> () [RunLoopDemo]") })
+        // The long symbol is shown short: no module (the image says it), no types, labels kept.
+        #expect(lines.contains("  300.0 ms   72.8%  300.0 ms      Worker.crunch(numbers:into:) [RunLoopDemo]"))
         // Heaviest first: the 300-sample callee comes before usleep.
-        let crunch = lines.firstIndex { $0.contains("RunLoopDemo.Worker.crunch(") }
+        let crunch = lines.firstIndex { $0.contains("Worker.crunch(") }
         let usleep = lines.firstIndex { $0.contains("usleep [libc.so.6]") }
         #expect(crunch != nil && usleep != nil && crunch! < usleep!)
         // Deep levels show a depth marker; levels past 40 and the 1-sample malloc are hidden.
-        #expect(lines.contains { $0.contains("…40 RunLoopDemo.recurse(depth:)") })
+        #expect(lines.contains { $0.hasSuffix("…40 level39() [RunLoopDemo]") })
         #expect(!lines.contains { $0.contains("…41 ") })
         #expect(!lines.contains { $0.contains("malloc") })
         #expect(lines.contains("  (21 nodes hidden: lighter than 0.5% of 412.0 ms or deeper than 40 levels)"))
@@ -119,12 +119,128 @@ import Testing
         #expect(TextRenderer.render(report).contains("Launch: the watched thread never waited; 2400.0 ms is the whole run"))
     }
 
+    // MARK: Time Profiler-style trees (real names from RunLoopDemo's reports)
+
+    static let demo = "/work/main/.build/release/RunLoopDemo"
+    static let libc = "/usr/lib/x86_64-linux-gnu/libc.so.6"
+    static let foundation = "/opt/swift/usr/lib/swift/linux/libFoundation.so"
+
+    /// Every frame from _start to the timer's closure, as the symbolicator names them.
+    static let runLoopChain: [Frame] = [
+        Frame(symbol: "_start", image: demo),
+        Frame(symbol: "__libc_start_main", image: libc),
+        Frame(symbol: "__libc_start_call_main", image: libc),
+        Frame(symbol: "main", image: demo),
+        Frame(symbol: "Foundation.RunLoop.run(mode: Foundation.RunLoop.Mode, before: FoundationEssentials.Date) -> Swift.Bool",
+              image: foundation),
+        Frame(symbol: "CFRunLoopRunSpecific", image: foundation),
+        Frame(symbol: "__CFRunLoopRun", image: foundation),
+        Frame(symbol: "__CFRunLoopDoTimer", image: foundation),
+        Frame(symbol: "__CFRUNLOOP_IS_CALLING_OUT_TO_A_TIMER_CALLBACK_FUNCTION__", image: foundation),
+        Frame(symbol: "@objc Foundation.__NSFireTimer(_: Swift.Optional<__C.CFRunLoopTimerRef>, "
+              + "info: Swift.Optional<Swift.UnsafeMutableRawPointer>) -> ()", image: foundation),
+        Frame(symbol: "partial apply forwarder for closure #1 @Sendable (Foundation.Timer) -> () in "
+              + "RunLoopDemo.after(Swift.Double, @Sendable () -> ()) -> ()", image: demo),
+        Frame(symbol: "closure #2 @Sendable () -> () in RunLoopDemo.runSequence(_: Swift.Array<RunLoopDemo.Step>, "
+              + "firstDelayMs: Swift.Double, index: Swift.Int) -> ()", image: demo),
+    ]
+
+    /// The qsort scenario: glibc's merge sort recursing at several depths above the comparator.
+    static func qsortTree() -> CallTreeNode? {
+        let prefix = runLoopChain + [Frame(symbol: "RunLoopDemo.sortRecords() -> ()", image: demo),
+                                     Frame(symbol: "qsort_r", image: libc)]
+        let msort = Frame(symbol: "msort_with_tmp.part.0", image: libc)
+        let compare = Frame(symbol: "RunLoopDemo.compareRecords(Swift.Optional<Swift.UnsafeRawPointer>, "
+                            + "Swift.Optional<Swift.UnsafeRawPointer>) -> Swift.Int32", image: demo)
+        let stacks = (1...12).map { depth in
+            WeightedStack(frames: prefix + Array(repeating: msort, count: depth) + [compare], weight: 20 + depth)
+        } + [WeightedStack(frames: prefix + [msort, msort], weight: 3)]
+        return CallTreeBuilder.build(stacks, msPerSample: 1)
+    }
+
+    static func parseTree() -> CallTreeNode? {
+        let parse = Frame(symbol: "RunLoopDemo.parseLargeDocument() -> ()", image: demo)
+        let checksum = Frame(symbol: "RunLoopDemo.checksum(_: Swift.UnsafeBufferPointer<Swift.UInt8>, until: Swift.UInt64) "
+                             + "-> Swift.UInt64", image: demo)
+        return CallTreeBuilder.build([
+            WeightedStack(frames: runLoopChain + [parse], weight: 200),
+            WeightedStack(frames: runLoopChain + [parse, checksum], weight: 203),
+        ], msPerSample: 1)
+    }
+
+    static func treeReport(_ trees: [CallTreeNode?]) -> Report {
+        let hangs = trees.enumerated().map { index, tree in
+            Hang(id: index + 1, thread: ThreadRef(tid: 7, name: "RunLoopDemo"), startMs: 166, durationMs: 420,
+                 reported: true, inProgress: false, kind: .cpu, blockedIn: nil, sampleCount: tree?.sampleCount ?? 0,
+                 sampleCoverage: 0.96, callTree: tree)
+        }
+        return Report(process: ProcessInfoRecord(pid: 7, executable: demo, arguments: [], exitCode: 0, signal: nil,
+                                                 wallMs: 2670),
+                      thresholds: Thresholds(), summary: Summary(hangs: hangs), hangs: hangs)
+    }
+
+    @Test func runLoopBoilerplateFoldsIntoOneLine() {
+        let lines = Self.lines(TextRenderer.render(Self.treeReport([Self.parseTree()])))
+        let tree = Array(lines.drop { !$0.hasPrefix("Hang #1") }.dropFirst())
+        #expect(tree == [
+            "    Weight       %      Self  Symbol",
+            "  403.0 ms  100.0%    0.0 ms  ⋯ 11 frames: _start → … → main → RunLoop.run(mode:before:) → …",
+            "  403.0 ms  100.0%    0.0 ms  closure #2 in runSequence(_:firstDelayMs:index:) [RunLoopDemo]",
+            "  403.0 ms  100.0%  200.0 ms    parseLargeDocument() [RunLoopDemo]",
+            "  203.0 ms   50.4%  203.0 ms      checksum(_:until:) [RunLoopDemo]",
+            "",
+        ])
+    }
+
+    @Test func recursionCollapsesAndTheCallerOfTheHotFunctionStaysVisible() {
+        let lines = Self.lines(TextRenderer.render(Self.treeReport([Self.qsortTree()])))
+        let tree = Array(lines.drop { !$0.hasPrefix("Hang #1") }.dropFirst())
+        // 12 merge-sort depths are one row; sortRecords(), which called qsort, ends the folded line.
+        #expect(tree == [
+            "    Weight       %      Self  Symbol",
+            "  321.0 ms  100.0%    0.0 ms  ⋯ 13 frames: _start → … → main → … → sortRecords()",
+            "  321.0 ms  100.0%    0.0 ms  qsort_r [libc.so.6]",
+            "  321.0 ms  100.0%    3.0 ms    msort_with_tmp.part.0 [libc.so.6]",
+            "  318.0 ms   99.1%  318.0 ms      compareRecords(_:_:) [RunLoopDemo]",
+            "",
+        ])
+    }
+
+    @Test func wideTerminalsListTheWholeFoldedChain() {
+        let text = TextRenderer.render(Self.treeReport([Self.parseTree()]), width: 400)
+        #expect(text.contains("⋯ 11 frames: _start → __libc_start_main → __libc_start_call_main → main → "
+            + "RunLoop.run(mode:before:) → CFRunLoopRunSpecific → __CFRunLoopRun → __CFRunLoopDoTimer → "
+            + "__CFRUNLOOP_IS_CALLING_OUT_TO_A_TIMER_CALLBACK_FUNCTION__ → @objc __NSFireTimer(_:info:) → "
+            + "partial apply for closure #1 in after(_:_:)\n"))
+    }
+
+    @Test(arguments: [100, 80, 60, 40])
+    func foldedTreesFitTheWidth(width: Int) {
+        let text = TextRenderer.render(Self.treeReport([Self.parseTree(), Self.qsortTree()]), width: width)
+        for line in Self.lines(text) {
+            #expect(line.count <= width, "\(line.count) > \(width): \(line)")
+        }
+        #expect(text.contains("⋯ 11 fram"))
+        // From 60 columns on, the comparator's name is whole; at 40 only its end is left.
+        #expect(text.contains(width >= 60 ? "compareRecords(" : "…ords…"))
+    }
+
+    @Test func jsonKeepsFullNamesAndTheWholeChain() throws {
+        let report = Self.treeReport([Self.qsortTree()])
+        let decoded = try JSONReport.decode(JSONReport.encode(report))
+        #expect(decoded == report)
+        let tree = try #require(decoded.hangs.first?.callTree)
+        #expect(tree.symbol == "_start")
+        #expect(tree.depth == Self.runLoopChain.count + 2 + 12 + 1)
+        #expect(try Self.json(report).contains("\"closure #2 @Sendable () -> () in RunLoopDemo.runSequence("))
+    }
+
     // MARK: JSON
 
     /// `FrameStats` has no public memberwise init, so tests get one from JSON.
     static func frameStats() throws -> FrameStats {
-        let json = #"{"deadlineMs": 16.667, "frameCount": 1200, "hitchCount": 12, "missedFrames": 18, "hitchMs": 240,"#
-            + #" "hitchRatioMsPerS": 8.25, "band": "warning", "p50Ms": 8.125, "p95Ms": 15, "p99Ms": 31, "maxMs": 120}"#
+        let json = #"{"name": "main", "deadlineMs": 16.667, "frameCount": 1200, "hitchCount": 12, "missedFrames": 18, "hitchMs": 240,"#
+            + #" "hitchRatioMsPerS": 8.25, "band": "warning", "p50Ms": 8.125, "p95Ms": 15, "p99Ms": 31, "maxMs": 120, "histogram": []}"#
         return try JSONDecoder().decode(FrameStats.self, from: Data(json.utf8))
     }
 
@@ -168,9 +284,11 @@ import Testing
         let object = try #require(JSONSerialization.jsonObject(with: JSONReport.encode(report)) as? [String: Any])
         func keys(_ value: Any?) -> Set<String> { Set((value as? [String: Any])?.keys.map { $0 } ?? []) }
 
-        #expect(keys(object) == ["schemaVersion", "process", "thresholds", "summary", "hangs", "frames", "launch", "notes"])
+        #expect(keys(object) == ["schemaVersion", "process", "thresholds", "summary", "hangs", "frames", "frameLoops",
+                                 "launch", "notes"])
         #expect(object["schemaVersion"] as? Int == 1)
-        #expect(keys(object["process"]) == ["pid", "executable", "arguments", "exitCode", "signal", "wallMs"])
+        #expect(keys(object["process"]) == ["pid", "executable", "arguments", "exitCode", "signal", "wallMs",
+                                            "cpuUserMs", "cpuSystemMs", "peakRssKb"])
         #expect(keys(object["thresholds"]) == ["hangMs", "reportMs", "sampleHz", "frameMs"])
         #expect(keys(object["summary"]) == ["hangCount", "reportedHangCount", "totalHangMs", "longestHangMs"])
         let hang = (object["hangs"] as? [Any])?.first
@@ -182,8 +300,8 @@ import Testing
         #expect(keys(((node as? [String: Any])?["children"] as? [Any])?.first)
                 == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children"])
         #expect(keys(object["launch"]) == ["durationMs", "reachedFirstWait", "sampleCount", "callTree"])
-        #expect(keys(object["frames"]) == ["deadlineMs", "frameCount", "hitchCount", "missedFrames", "hitchMs",
-                                           "hitchRatioMsPerS", "band", "p50Ms", "p95Ms", "p99Ms", "maxMs"])
+        #expect(keys(object["frames"]) == ["name", "deadlineMs", "frameCount", "hitchCount", "missedFrames", "hitchMs",
+                                           "hitchRatioMsPerS", "band", "p50Ms", "p95Ms", "p99Ms", "maxMs", "histogram"])
     }
 
     @Test func veryDeepTreesAreCutSoTheFileStaysReadable() throws {

@@ -254,6 +254,9 @@ private func symbolicatorForThisProcess() -> Symbolicator {
         let symbolicator = symbolicatorForThisProcess()
         let frame = symbolicator.symbolicate(pc: clock.start + vdso.loadBias, isReturnAddress: false)
         #expect(frame == Frame(symbol: clock.name, image: "[vdso]"))
+        // Without section headers the unwind table is found through PT_GNU_EH_FRAME.
+        #expect(table.functionStarts.contains(clock.start))
+        #expect(sectionTable.functionStarts == table.functionStarts)
     }
 
     @Test func demanglesSwiftAndCxx() {
@@ -289,5 +292,155 @@ private func symbolicatorForThisProcess() -> Symbolicator {
         }
         #expect(resolved > 0)
         #expect(elapsed < .milliseconds(500), "took \(elapsed)")
+    }
+}
+
+// MARK: - Separate debug files and the unwind table
+
+/// libc's debug file where Debian's libc6-dbg installs it; nil when it is not installed.
+private let libcDebugFile: String? = {
+    guard let libc = module(named: "libc.so.6") else { return nil }
+    return DebugFileLocator().candidatePaths(forBuildId: libc.buildId).first { access($0, R_OK) == 0 }
+}()
+
+/// A function of libc that the unwind table lists but no symbol of libc's own
+/// file covers (a static function), with room for a few pcs inside it.
+private func unexportedLibcFunction(_ table: ElfSymbolTable) -> UInt64? {
+    zip(table.functionStarts, table.functionStarts.dropFirst()).first { start, next in
+        next - start >= 32 && table.lookup(start) == nil && table.lookup(start + 16) == nil
+    }?.0
+}
+
+/// A fresh, empty directory in /tmp; the caller removes it.
+private func temporaryDirectory() throws -> String {
+    var template = Array("/tmp/hangwatch-debugdir-XXXXXX".utf8CString)
+    try #require(mkdtemp(&template) != nil)
+    return String(decoding: template.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+private func littleEndian32(_ value: Int32) -> [UInt8] {
+    let bits = UInt32(bitPattern: value)
+    return (0..<4).map { UInt8(truncatingIfNeeded: bits >> (8 * $0)) }
+}
+
+private func functionStarts(_ header: [UInt8], address: UInt64) -> [UInt64] {
+    header.withUnsafeBytes { EhFrameHeader.functionStarts(in: $0, address: address) }
+}
+
+@Suite struct DebugInfoAndUnwindTableTests {
+    @Test func locatorFollowsTheBuildIdLayout() {
+        let locator = DebugFileLocator(directories: ["/usr/lib/debug", "/opt/debug/"])
+        #expect(locator.candidatePaths(forBuildId: [0x93, 0xac, 0x61, 0x0e])
+            == ["/usr/lib/debug/.build-id/93/ac610e.debug", "/opt/debug/.build-id/93/ac610e.debug"])
+        #expect(locator.candidatePaths(forBuildId: [0x93]).isEmpty)
+        #expect(locator.candidatePaths(forBuildId: []).isEmpty)
+        #expect(DebugFileLocator().directories == ["/usr/lib/debug"])
+    }
+
+    @Test func glibcShipsWithoutSymtabAndSwiftBinariesWithOne() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        #expect(try !ElfSymbolTable(path: libc.path).hasStaticSymbols)
+        #expect(try ElfSymbolTable(path: executableModule().path).hasStaticSymbols)
+    }
+
+    @Test(.enabled(if: libcDebugFile != nil, "libc6-dbg is not installed"))
+    func debugFileNamesGlibcStaticFunctions() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        let debugPath = try #require(libcDebugFile)
+        let debug = try ElfSymbolTable(path: debugPath)
+        #expect(debug.buildId == libc.buildId)
+        #expect(debug.hasStaticSymbols)
+        // glibc's .symtab spells some names with their version (clock_gettime@@GLIBC_2.17).
+        #expect(debug.symbols.allSatisfy { !$0.name.contains("@") })
+        let msort = try #require(debug.symbols.first { $0.name.hasPrefix("msort_with_tmp") })
+        #expect(try ElfSymbolTable(path: libc.path).lookup(msort.start)?.name != msort.name)
+
+        let symbolicator = symbolicatorForThisProcess()
+        let inMsort = msort.start + libc.loadBias + 8
+        #expect(symbolicator.symbolicate(pc: inMsort, isReturnAddress: true) == Frame(symbol: msort.name, image: "libc.so.6"))
+        #expect(symbolicator.symbolicate(pc: try address(ofCFunction: "qsort"), isReturnAddress: false).symbol == "qsort")
+        #expect(symbolicator.symbolicate(pc: try address(ofCFunction: "clock_gettime"), isReturnAddress: false).symbol
+            == "clock_gettime")
+        #expect(symbolicator.notes.isEmpty)
+    }
+
+    @Test func withoutDebugFileUnnamedFunctionsAreNamedByTheirStart() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        let table = try ElfSymbolTable(path: libc.path)
+        let start = try #require(unexportedLibcFunction(table))
+        let symbolicator = Symbolicator(debugFiles: DebugFileLocator(directories: []))
+        currentModules.forEach(symbolicator.addModule)
+
+        // Every pc of the function gets the one name of its start.
+        let expected = Frame(symbol: "libc.so.6+0x" + String(start + libc.loadBias - libc.start, radix: 16),
+                             image: "libc.so.6")
+        #expect(symbolicator.symbolicate(pc: start + libc.loadBias, isReturnAddress: false) == expected)
+        #expect(symbolicator.symbolicate(pc: start + libc.loadBias + 5, isReturnAddress: true) == expected)
+        #expect(symbolicator.symbolicate(pc: start + libc.loadBias + 17, isReturnAddress: true) == expected)
+        // Named functions keep their names.
+        #expect(symbolicator.symbolicate(pc: try address(ofCFunction: "qsort"), isReturnAddress: false).symbol == "qsort")
+        #expect(symbolicator.notes.count == 1)
+        #expect(symbolicator.notes.first?.hasPrefix("libc.so.6: internal functions have no names") == true)
+    }
+
+    @Test func debugFileOfAnotherBuildIsIgnored() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        let root = try temporaryDirectory()
+        let locator = DebugFileLocator(directories: [root])
+        let path = try #require(locator.candidatePaths(forBuildId: libc.buildId).first)
+        let slash = try #require(path.lastIndex(of: "/"))
+        let directory = String(path[..<slash])
+        try #require(mkdir(root + "/.build-id", 0o700) == 0 && mkdir(directory, 0o700) == 0)
+        // The test binary, a different link, sits where libc's debug file would be.
+        try #require(symlink(executablePath, path) == 0)
+        defer {
+            unlink(path)
+            rmdir(directory)
+            rmdir(root + "/.build-id")
+            rmdir(root)
+        }
+
+        let symbolicator = Symbolicator(debugFiles: locator)
+        currentModules.forEach(symbolicator.addModule)
+        #expect(symbolicator.symbolicate(pc: try address(ofCFunction: "qsort"), isReturnAddress: false).symbol == "qsort")
+        #expect(symbolicator.notes.contains { $0 == "libc.so.6: debug file \(path) belongs to another build; ignored" })
+    }
+
+    @Test func unwindTableListsFunctionStarts() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        let table = try ElfSymbolTable(path: libc.path)
+        let qsort = try address(ofCFunction: "qsort") - libc.loadBias
+        #expect(table.functionStarts.count > 1000)
+        #expect(zip(table.functionStarts, table.functionStarts.dropFirst()).allSatisfy { $0 < $1 })
+        #expect(table.functionStarts.contains(qsort))
+        #expect(table.functionStart(containing: qsort) == qsort)
+        #expect(table.functionStart(containing: qsort + 3) == qsort)
+        #expect(table.functionStart(containing: 0) == nil)
+
+        let executable = try executableModule()
+        let probe = probeAddress() - executable.loadBias
+        #expect(try ElfSymbolTable(path: executable.path).functionStarts.contains(probe))
+    }
+
+    /// A header built by hand from the LSB layout: version, three encodings,
+    /// eh_frame_ptr, fde_count, then (initial location, FDE address) pairs.
+    @Test func ehFrameHeaderFromTheSpecification() {
+        // eh_frame_ptr pcrel|sdata4, fde_count udata4, table datarel|sdata4: what GNU ld writes.
+        let head: [UInt8] = [1, 0x1b, 0x03, 0x3b] + littleEndian32(0x100)
+        let entries = [(-0x800, 0x10), (0x40, 0x20), (-0x100, 0x30), (0x40, 0x40)]
+        let table = entries.flatMap { littleEndian32(Int32($0.0)) + littleEndian32(Int32($0.1)) }
+        let header = head + littleEndian32(Int32(entries.count)) + table
+        // Data-relative to the header at 0x1000; sorted, duplicates removed.
+        #expect(functionStarts(header, address: 0x1000) == [0x800, 0xf00, 0x1040])
+
+        // A count larger than the section: only complete entries are read.
+        #expect(functionStarts(head + littleEndian32(1_000_000) + table, address: 0x1000) == [0x800, 0xf00, 0x1040])
+        #expect(functionStarts(Array(header.dropLast(3)), address: 0x1000) == [0x800, 0xf00, 0x1040])
+        // Unknown version, missing table, variable-length table entries, truncation: nothing.
+        #expect(functionStarts([2] + header.dropFirst(), address: 0x1000).isEmpty)
+        #expect(functionStarts([1, 0x1b, 0x03, 0xff] + header.dropFirst(4), address: 0x1000).isEmpty)
+        #expect(functionStarts([1, 0x1b, 0x03, 0x31] + header.dropFirst(4), address: 0x1000).isEmpty)
+        #expect(functionStarts(Array(header.prefix(6)), address: 0x1000).isEmpty)
+        #expect(functionStarts([], address: 0).isEmpty)
     }
 }

@@ -21,8 +21,13 @@ struct CallTreeText {
     /// Room the indentation must leave for the symbol (less on narrow terminals).
     private static let minSymbolWidth = 40
 
+    /// The tree as the text report shows it: direct recursion collapsed, the
+    /// root chain every sample shares folded into one line, light and very
+    /// deep nodes hidden (and counted), heaviest callee first, short names.
     func lines(for tree: CallTreeNode) -> [String] {
-        let pruned = tree.pruned(minFraction: minFraction, maxDepth: maxDepth)
+        let split = tree.collapsingDirectRecursion().splittingRootChain()
+        // The visible root carries the whole weight, so fractions of it are fractions of the tree.
+        let pruned = split.visibleRoot.pruned(minFraction: minFraction, maxDepth: maxDepth)
         var rows: [(node: CallTreeNode, depth: Int)] = []
         var pending: [(node: CallTreeNode, depth: Int)] = [(pruned.root, 0)]
         while let (node, depth) = pending.popLast() {
@@ -33,20 +38,28 @@ struct CallTreeText {
             }
         }
 
-        let weightWidth = rows.map { NumberFormat.ms($0.node.weightMs).count }.max().map { max($0, 6) } ?? 6
+        let weights = rows.map(\.node.weightMs) + [tree.weightMs]
+        let weightWidth = weights.map { NumberFormat.ms($0).count }.max().map { max($0, 6) } ?? 6
         let selfWidth = rows.map { NumberFormat.ms($0.node.selfMs).count }.max().map { max($0, 4) } ?? 4
         let prefixWidth = margin.count + weightWidth + selfWidth + Self.percentWidth + 3 * Self.gap.count
         let treeWidth = max(1, width - prefixWidth)
         let symbolRoom = min(Self.minSymbolWidth, treeWidth * 2 / 3)
         let indentLevels = min(Self.maxIndentLevels, max(0, (treeWidth - symbolRoom) / 2))
 
+        func columns(weightMs: Double, selfMs: Double) -> String {
+            margin + TextLayout.padLeft(NumberFormat.ms(weightMs), to: weightWidth) + Self.gap
+                + TextLayout.padLeft(NumberFormat.percent(weightMs, of: tree.weightMs), to: Self.percentWidth) + Self.gap
+                + TextLayout.padLeft(NumberFormat.ms(selfMs), to: selfWidth) + Self.gap
+        }
+
         var out = [margin + TextLayout.padLeft("Weight", to: weightWidth) + Self.gap
                    + TextLayout.padLeft("%", to: Self.percentWidth) + Self.gap
                    + TextLayout.padLeft("Self", to: selfWidth) + Self.gap + "Symbol"]
+        if !split.folded.isEmpty {
+            let summary = Self.foldedChain(split.folded, width: treeWidth)
+            out.append(TextLayout.truncatingEnd(columns(weightMs: tree.weightMs, selfMs: 0) + summary, to: width))
+        }
         for (node, depth) in rows {
-            let columns = margin + TextLayout.padLeft(NumberFormat.ms(node.weightMs), to: weightWidth) + Self.gap
-                + TextLayout.padLeft(NumberFormat.percent(node.weightMs, of: tree.weightMs), to: Self.percentWidth) + Self.gap
-                + TextLayout.padLeft(NumberFormat.ms(node.selfMs), to: selfWidth) + Self.gap
             let indent: String
             if depth <= indentLevels {
                 indent = String(repeating: " ", count: 2 * depth)
@@ -54,7 +67,8 @@ struct CallTreeText {
                 indent = String(repeating: " ", count: 2 * indentLevels) + "…\(depth) "
             }
             let label = Self.label(for: node, width: treeWidth - indent.count)
-            out.append(TextLayout.truncatingEnd(columns + indent + label, to: width))
+            out.append(TextLayout.truncatingEnd(columns(weightMs: node.weightMs, selfMs: node.selfMs) + indent + label,
+                                                to: width))
         }
         if pruned.hiddenNodeCount > 0 {
             let noun = pruned.hiddenNodeCount == 1 ? "node" : "nodes"
@@ -66,18 +80,64 @@ struct CallTreeText {
         return out
     }
 
+    /// "⋯ 11 frames: _start → … → main → RunLoop.run(mode:before:) → …".
+    ///
+    /// The first frame always appears, and the last one when it is a landmark
+    /// (it calls the first visible row: `sortRecords()` above `qsort_r`). In
+    /// between, landmarks are listed in order while they fit; the other frames,
+    /// and landmarks that do not fit, give way to a "…". A landmark is a frame
+    /// a reader would recognise: not a reserved `_name`, not an offset, not
+    /// compiler-generated glue such as `partial apply for` or `@objc` thunks.
+    static func foldedChain(_ frames: [Frame], width: Int) -> String {
+        let header = "⋯ \(frames.count) frames: "
+        let names = frames.map { SymbolDisplayName(symbol: $0.symbol, image: $0.image).text }
+        func joined(_ shown: Set<Int>) -> String {
+            var parts: [String] = []
+            var previous = -1
+            for index in shown.sorted() {
+                if index > previous + 1 { parts.append("…") }
+                parts.append(names[index])
+                previous = index
+            }
+            if previous < names.count - 1 { parts.append("…") }
+            return header + parts.joined(separator: " → ")
+        }
+        let everything = joined(Set(names.indices))
+        if everything.count <= width { return everything }
+
+        var shown: Set<Int> = [0]
+        if let last = names.indices.last, isLandmark(names[last]) { shown.insert(last) }
+        for index in names.indices.dropFirst().dropLast() where isLandmark(names[index]) {
+            shown.insert(index)
+            if joined(shown).count > width {
+                shown.remove(index)
+                break
+            }
+        }
+        return TextLayout.truncatingEnd(joined(shown), to: width)
+    }
+
+    private static let glue = ["partial apply for ", "@objc ", "reabstraction thunk", "dispatch thunk of ",
+                               "protocol witness for ", "specialized partial apply"]
+
+    private static func isLandmark(_ name: String) -> Bool {
+        !name.hasPrefix("_") && !name.contains("+0x") && !glue.contains { name.hasPrefix($0) }
+    }
+
     /// "symbol [image]" squeezed into `width`: the image name is kept short, and
-    /// the symbol loses its middle, which for Swift is usually generic parameters.
+    /// the symbol is shown in its short form, cut at the end if it must be.
     static func label(for node: CallTreeNode, width: Int) -> String {
-        let symbol = node.symbol.isEmpty ? "<unknown>" : node.symbol
         let image = TextLayout.basename(node.image)
+        let name = node.symbol.isEmpty
+            ? SymbolDisplayName(text: "<unknown>", baseNameEnd: nil)
+            : SymbolDisplayName(symbol: node.symbol, image: image)
         guard width > 0 else { return "" }
         var imagePart = image.isEmpty ? "" : " [" + image + "]"
-        if symbol.count + imagePart.count <= width { return symbol + imagePart }
+        if name.text.count + imagePart.count <= width { return name.text + imagePart }
         let imageBudget = width / 3
         if imagePart.count > imageBudget {
             imagePart = imageBudget >= 8 ? " [" + TextLayout.truncatingEnd(image, to: imageBudget - 3) + "]" : ""
         }
-        return TextLayout.truncatingMiddle(symbol, to: width - imagePart.count) + imagePart
+        return name.fitted(to: width - imagePart.count) + imagePart
     }
 }

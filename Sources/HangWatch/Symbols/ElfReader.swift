@@ -45,6 +45,21 @@ struct ElfReader {
         return Self.deduplicated(raw)
     }
 
+    /// True when the image carries a `.symtab` with entries: then its local
+    /// functions are named and a separate debug file would add nothing.
+    func hasStaticSymbolTable() -> Bool {
+        var section: OpaquePointer? = nil
+        while let current = elf_nextscn(elf, section) {
+            section = current
+            var header = GElf_Shdr()
+            if gelf_getshdr(current, &header) != nil, header.sh_type == UInt32(SHT_SYMTAB),
+               header.sh_size > 0 {
+                return true
+            }
+        }
+        return false
+    }
+
     /// ELF64_ST_TYPE / ELF64_ST_BIND are C macros Swift cannot import; true
     /// for the symbol kinds that name code.
     static func isFunction(_ info: UInt8) -> Bool {
@@ -78,9 +93,18 @@ struct ElfReader {
                 sectionEnd = allocatedSectionEnd(index: sectionIndex)
                 sectionEnds[sectionIndex] = sectionEnd
             }
-            raw.append(RawSymbol(name: String(cString: cName), start: symbol.st_value,
+            raw.append(RawSymbol(name: Self.unversioned(String(cString: cName)), start: symbol.st_value,
                                  size: symbol.st_size, sectionEnd: sectionEnd, binding: symbol.st_info >> 4))
         }
+    }
+
+    /// `clock_gettime@@GLIBC_2.17` -> `clock_gettime`. A `.symtab` (glibc's,
+    /// in its debug file) spells symbols defined with `.symver` with their
+    /// version; the version says nothing about what ran. No C, C++ or Swift
+    /// mangled name contains `@`, so everything from it on is the version.
+    private static func unversioned(_ name: String) -> String {
+        guard let at = name.utf8.firstIndex(of: UInt8(ascii: "@")), at != name.utf8.startIndex else { return name }
+        return String(name[..<at])
     }
 
     /// `sh_addr + sh_size` of an ordinary allocated section; nil for the

@@ -61,6 +61,12 @@ public struct ElfSymbolTable: Sendable {
     public let symbols: [Symbol]
     /// The `NT_GNU_BUILD_ID` note's descriptor, or empty if the image has none.
     public let buildId: [UInt8]
+    /// True when the image has a `.symtab`, so local functions have names too.
+    /// Distribution libraries ship without one (their debug files have it).
+    public let hasStaticSymbols: Bool
+    /// Start addresses of the functions listed in `.eh_frame_hdr`, sorted;
+    /// names functions that no symbol covers (see ``functionStart(containing:)``).
+    public let functionStarts: [UInt64]
 
     /// Reads the ELF file at `path`.
     ///
@@ -80,7 +86,7 @@ public struct ElfSymbolTable: Sendable {
 
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else { throw .libelf(libelfMessage()) }
         defer { elf_end(elf) }
-        (symbols, buildId) = try Self.read(elf)
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.read(elf)
     }
 
     /// Reads an ELF image held in memory, such as the vDSO copied out of the
@@ -90,7 +96,7 @@ public struct ElfSymbolTable: Sendable {
         // elf_memory wants a mutable pointer and keeps using the buffer until
         // elf_end, so all reading happens inside this closure on a private copy.
         var bytes = image
-        let result: Result<([Symbol], [UInt8]), ElfReadError> = bytes.withUnsafeMutableBytes { raw in
+        let result: Result<Contents, ElfReadError> = bytes.withUnsafeMutableBytes { raw in
             guard let base = raw.baseAddress, raw.count > 0 else { return .failure(.notELF) }
             guard let elf = elf_memory(base.assumingMemoryBound(to: CChar.self), raw.count) else {
                 return .failure(.libelf(libelfMessage()))
@@ -98,13 +104,15 @@ public struct ElfSymbolTable: Sendable {
             defer { elf_end(elf) }
             return Result { () throws(ElfReadError) in try Self.read(elf) }
         }
-        (symbols, buildId) = try result.get()
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try result.get()
     }
 
-    private static func read(_ elf: OpaquePointer) throws(ElfReadError) -> ([Symbol], [UInt8]) {
+    private typealias Contents = (symbols: [Symbol], buildId: [UInt8], hasStaticSymbols: Bool, functionStarts: [UInt64])
+
+    private static func read(_ elf: OpaquePointer) throws(ElfReadError) -> Contents {
         guard elf_kind(elf) == ELF_K_ELF else { throw .notELF }
         let reader = ElfReader(elf: elf)
-        return (reader.functionSymbols(), reader.buildId())
+        return (reader.functionSymbols(), reader.buildId(), reader.hasStaticSymbolTable(), reader.unwindFunctionStarts())
     }
 
     /// The function containing `address` (an ELF virtual address) and how far
@@ -121,6 +129,22 @@ public struct ElfSymbolTable: Sendable {
         let candidate = symbols[low - 1]
         guard address < candidate.end else { return nil }
         return (candidate.name, address - candidate.start)
+    }
+
+    /// The start of the function holding `address` according to the unwind
+    /// table: the greatest listed start at or below it, or nil below the first.
+    ///
+    /// The table records where functions begin, not where they end, so an
+    /// address past the last function still maps to it; callers use this only
+    /// for addresses the program really executed, which lie inside some function.
+    public func functionStart(containing address: UInt64) -> UInt64? {
+        var low = 0
+        var high = functionStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if functionStarts[mid] <= address { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? functionStarts[low - 1] : nil
     }
 }
 

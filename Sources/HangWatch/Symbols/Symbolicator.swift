@@ -5,6 +5,12 @@
 // stuck. Instead the target records which modules were loaded where, and
 // this class resolves the sampled addresses afterwards.
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// Resolves sampled program counters against the modules of the profiled process.
 ///
 /// Symbol tables are read lazily, the first time an address falls in a
@@ -21,14 +27,25 @@ public final class Symbolicator {
 
     private enum SymbolSource {
         case notLoaded
-        case loaded(ElfSymbolTable)
+        case loaded(ModuleSymbols)
         case unavailable
+    }
+
+    /// The tables of one module: its own file, plus the separate debug file
+    /// when its own file was shipped without `.symtab` and one is installed.
+    private struct ModuleSymbols {
+        let own: ElfSymbolTable
+        let debug: ElfSymbolTable?
+        /// Whether local (static) functions have names; if not, they are named by start offset.
+        var namesLocalFunctions: Bool { own.hasStaticSymbols || debug != nil }
     }
 
     private final class Module {
         let image: ModuleImage
         let displayName: String
         var source: SymbolSource = .notLoaded
+        /// Set once a note has said that some of its functions have no name.
+        var notedUnnamedFunctions = false
         init(_ image: ModuleImage) {
             self.image = image
             self.displayName = image.displayName
@@ -44,8 +61,13 @@ public final class Symbolicator {
     private var modules: [Module] = []
     private var cache: [CacheKey: Frame] = [:]
     private var demangler = Demangler()
+    private let debugFiles: DebugFileLocator
 
-    public init() {}
+    /// - Parameter debugFiles: where to look for separate debug files of
+    ///   modules whose own file has no `.symtab` (glibc as distributions ship it).
+    public init(debugFiles: DebugFileLocator = DebugFileLocator()) {
+        self.debugFiles = debugFiles
+    }
 
     /// Registers a module of the profiled process. Empty ranges and exact
     /// duplicates are ignored.
@@ -63,9 +85,12 @@ public final class Symbolicator {
     /// - Parameter isReturnAddress: true for every frame except the interrupted
     ///   leaf. A return address points after the call instruction, possibly
     ///   already into the next function, so one byte is subtracted before lookup.
-    /// - Returns: the demangled function and module name; `image+0xOFFSET`
-    ///   (offset from the module's start) when the module's symbols do not cover
-    ///   the address or cannot be trusted; `0xPC` in image `???` outside every module.
+    /// - Returns: the demangled function and module name. When no symbol covers
+    ///   the address, `image+0xSTART` with the offset (from the module's start)
+    ///   of the function's first instruction, taken from the unwind table, so
+    ///   every pc of one unnamed function gets one name. When even that is
+    ///   unknown or the module's file cannot be trusted, `image+0xOFFSET` of
+    ///   the pc itself; `0xPC` in image `???` outside every module.
     public func symbolicate(pc: UInt64, isReturnAddress: Bool) -> Frame {
         let key = CacheKey(pc: pc, isReturnAddress: isReturnAddress)
         if let known = cache[key] { return known }
@@ -80,13 +105,32 @@ public final class Symbolicator {
         }
         let fallback = Frame(symbol: "\(module.displayName)+0x\(String(pc - module.image.start, radix: 16))",
                              image: module.displayName)
-        guard let table = symbols(of: module) else { return fallback }
+        guard let tables = symbols(of: module) else { return fallback }
 
         let adjustment: UInt64 = isReturnAddress ? 1 : 0
         let (biased, underflow1) = pc.subtractingReportingOverflow(module.image.loadBias)
         let (fileAddress, underflow2) = biased.subtractingReportingOverflow(adjustment)
-        guard !underflow1, !underflow2, let hit = table.lookup(fileAddress) else { return fallback }
-        return Frame(symbol: demangler.demangle(hit.name), image: module.displayName)
+        guard !underflow1, !underflow2 else { return fallback }
+        // The debug file's table is complete and sized; the own file's may be
+        // only `.dynsym`, whose unsized entries can stretch over static code.
+        if let hit = tables.debug?.lookup(fileAddress) ?? tables.own.lookup(fileAddress) {
+            return Frame(symbol: demangler.demangle(hit.name), image: module.displayName)
+        }
+        guard let start = tables.own.functionStart(containing: fileAddress) else { return fallback }
+        let (runtimeStart, overflow) = start.addingReportingOverflow(module.image.loadBias)
+        guard !overflow, runtimeStart >= module.image.start, runtimeStart <= pc else { return fallback }
+        if !tables.namesLocalFunctions { noteUnnamedFunctions(in: module) }
+        return Frame(symbol: "\(module.displayName)+0x\(String(runtimeStart - module.image.start, radix: 16))",
+                     image: module.displayName)
+    }
+
+    private func noteUnnamedFunctions(in module: Module) {
+        guard !module.notedUnnamedFunctions else { return }
+        module.notedUnnamedFunctions = true
+        let places = debugFiles.directories.map { $0 + "/.build-id" }.joined(separator: " or ")
+        let debugFile = places.isEmpty ? "no debug file" : "no debug file in " + places
+        notes.append("\(module.displayName): internal functions have no names (no .symtab, and \(debugFile)); "
+            + "they are shown as \(module.displayName)+0xSTART, the offset of the function's start")
     }
 
     /// The module whose `start..<end` contains `pc`, by binary search.
@@ -113,11 +157,11 @@ public final class Symbolicator {
         return low
     }
 
-    /// The module's symbol table, loading it on first use. Nil (with a note)
+    /// The module's symbol tables, loading them on first use. Nil (with a note)
     /// when the image cannot be read or is not the binary that ran.
-    private func symbols(of module: Module) -> ElfSymbolTable? {
+    private func symbols(of module: Module) -> ModuleSymbols? {
         switch module.source {
-        case let .loaded(table): return table
+        case let .loaded(tables): return tables
         case .unavailable: return nil
         case .notLoaded: break
         }
@@ -135,12 +179,38 @@ public final class Symbolicator {
                 module.source = .unavailable
                 return nil
             }
-            module.source = .loaded(table)
-            return table
+            let tables = ModuleSymbols(own: table, debug: table.hasStaticSymbols ? nil : debugTable(for: module, table))
+            module.source = .loaded(tables)
+            return tables
         } catch {
             notes.append("\(module.displayName): symbols unavailable (\(error)); its frames are shown as offsets")
             module.source = .unavailable
             return nil
         }
+    }
+
+    /// The separate debug file of a module whose own file has no `.symtab`,
+    /// when one is installed and was split from this very build.
+    private func debugTable(for module: Module, _ own: ElfSymbolTable) -> ElfSymbolTable? {
+        let buildId = module.image.buildId.isEmpty ? own.buildId : module.image.buildId
+        for path in debugFiles.candidatePaths(forBuildId: buildId) {
+            let table: ElfSymbolTable
+            do throws(ElfReadError) {
+                table = try ElfSymbolTable(path: path)
+            } catch .cannotOpen(_, ENOENT) {
+                continue  // not installed: the common case, nothing to report
+            } catch {
+                notes.append("\(module.displayName): debug file unusable (\(error))")
+                continue
+            }
+            // Same safety rule as for the module itself: symbols of another
+            // build would name the wrong functions.
+            guard table.buildId == buildId else {
+                notes.append("\(module.displayName): debug file \(path) belongs to another build; ignored")
+                continue
+            }
+            return table
+        }
+        return nil
     }
 }
