@@ -12,7 +12,8 @@ public enum TextRenderer {
     /// Every line is at most `width` columns (at least `minimumWidth`) and the text ends with a newline.
     public static func render(_ report: Report, width: Int = 100) -> String {
         let width = max(width, minimumWidth)
-        var sections: [[String]] = [TextLayout.wrap(summaryLine(report), width: width)]
+        var sections: [[String]] = [TextLayout.wrap(summaryLine(report), width: width)
+            + (ReportSectionsText.process(report.process, width: width) ?? [])]
         if !report.hangs.isEmpty {
             sections.append(HangListText.lines(report, width: width))
         }
@@ -22,7 +23,7 @@ public enum TextRenderer {
         if let launch = report.launch {
             sections.append(ReportSectionsText.launch(launch, width: width))
         }
-        if let frames = report.frames {
+        for frames in report.frameLoops.isEmpty ? Array(report.frames.map { [$0] } ?? []) : report.frameLoops {
             sections.append(ReportSectionsText.frames(frames, width: width))
         }
         if !report.notes.isEmpty {
