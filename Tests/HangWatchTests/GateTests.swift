@@ -83,7 +83,9 @@ extension Integration {
                                        "--scenario", "exit"])
                 #expect(r.status == 3, "\(format): \(r.stderr)")
                 let data = try Data(contentsOf: URL(fileURLWithPath: out))
-                #expect(!data.isEmpty, "\(format)")
+                // This run's only hang is below the report threshold, so it has no
+                // stacks: folded stacks are then rightly an empty file.
+                #expect(!data.isEmpty || format == .folded, "\(format)")
                 if format == .markdown {
                     let text = String(decoding: data, as: UTF8.self)
                     #expect(text.hasPrefix("# Hang report: RunLoopDemo"))

@@ -40,7 +40,9 @@ extension CallTreeNode {
             let (sum, overflow) = inChildren.addingReportingOverflow(max(0, child.sampleCount))
             inChildren = overflow ? Int.max : sum
         }
-        return max(0, sampleCount - inChildren)
+        // Hostile files can hold any Int here: subtract without trapping.
+        let (own, overflow) = sampleCount.subtractingReportingOverflow(inChildren)
+        return overflow ? 0 : max(0, own)
     }
 
     /// Every root-to-node path that has self samples, with those samples.
