@@ -72,16 +72,18 @@ hw_slot *hw_register_current_thread(uint32_t role) {
 }
 
 // Threads are often named just after they start (by their creator, or by the
-// thread itself), so an unwatched thread's name is looked at again now and then.
+// thread itself), so an unwatched thread's name is looked at again: on each of
+// its first waits, then every 64th.
+#define HW_RECHECK_FIRST 32
 #define HW_RECHECK_EVERY 64
-static __thread uint8_t tls_recheck __attribute__((tls_model("initial-exec")));
+static __thread uint32_t tls_waits_ignored __attribute__((tls_model("initial-exec")));
 
 hw_slot *hw_current_slot(void) {
     if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
     if (!hw_g.running || hw_g.disabled) return NULL;
     if (tls_state == TLS_IGNORED) {
-        if (!hw_g.patterns[0] || ++tls_recheck < HW_RECHECK_EVERY) return NULL;
-        tls_recheck = 0;
+        uint32_t n = ++tls_waits_ignored;
+        if (!hw_g.patterns[0] || (n > HW_RECHECK_FIRST && n % HW_RECHECK_EVERY != 0)) return NULL;
     }
     // First wait on this thread: decide once whether it is watched.
     char name[17] = {0};

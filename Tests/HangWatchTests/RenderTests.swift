@@ -112,7 +112,7 @@ import Testing
         let lines = Self.lines(TextRenderer.render(report))
         #expect(lines.contains("Launch: 35.5 ms from process start to the first wait (35 samples)"))
         #expect(lines.contains("  35.0 ms  100.0%  35.0 ms    setUp() [RunLoopDemo]"))
-        #expect(lines.contains("Frames (deadline 16.7 ms): 1200 frames, 12 hitches, 18 missed, 240.0 ms hitching"))
+        #expect(lines.contains("Frames of main (deadline 16.7 ms): 1200 frames, 12 hitches, 18 missed, 240.0 ms hitching"))
         #expect(lines.contains { $0.contains("hitch ratio 8.3 ms/s (warning); p50 8.1 ms, p95 15.0 ms, p99 31.0 ms, max 120.0 ms") })
 
         report.launch = Launch(durationMs: 2400, reachedFirstWait: false, sampleCount: 2400, callTree: nil)
