@@ -165,7 +165,7 @@ extension Integration {
             #expect(findings.last?.contains("below the 250 ms report threshold") == true)
             let summary = MarkdownTests.section(text, "Summary")
             let demoFunctions = ["parseLargeDocument", "tokenize", "checksum", "renderThumbnails"]
-            #expect(demoFunctions.contains { summary.contains("The most likely bottleneck is `RunLoopDemo.\($0)") }, "\(summary)")
+            #expect(demoFunctions.contains { summary.contains("The most likely bottleneck is `\($0)") }, "\(summary)")
             #expect(MarkdownTests.section(text, "Metrics").contains("| Hangs | 3 |"))
             #expect(text.contains("hangwatch diff before.json after.json"))
             #expect(text.contains("-- \(TestPaths.runLoopDemo) --scenario standard"))

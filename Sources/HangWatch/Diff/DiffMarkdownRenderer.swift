@@ -27,7 +27,7 @@ enum DiffMarkdownRenderer {
             out.append("No symbol's hang time changed.")
         } else {
             let rows = diff.symbols.map { s in
-                [MarkdownSyntax.code(s.symbol) + DiffValueFormat.sameChange(s), DiffValueFormat.signed(s.changeMs, unit: "ms"),
+                [MarkdownSyntax.code(SymbolDisplayName(symbol: s.symbol, image: s.image).text) + DiffValueFormat.sameChange(s), DiffValueFormat.signed(s.changeMs, unit: "ms"),
                  NumberFormat.ms(s.beforeMs), NumberFormat.ms(s.afterMs), DiffValueFormat.signed(s.selfChangeMs, unit: "ms")]
             }
             out += MarkdownSyntax.table(header: ["Symbol", "Change", "Before", "After", "Self change"],

@@ -29,7 +29,7 @@ enum DiffTextRenderer {
         symbols.rows = diff.symbols.map { s in
             [DiffValueFormat.signed(s.changeMs, unit: "ms"), NumberFormat.ms(s.beforeMs), NumberFormat.ms(s.afterMs),
              DiffValueFormat.signed(s.selfChangeMs, unit: "ms"),
-             s.symbol + (s.image.isEmpty ? "" : " [\(TextLayout.basename(s.image))]") + DiffValueFormat.sameChange(s)]
+             SymbolDisplayName(symbol: s.symbol, image: s.image).text + (s.image.isEmpty ? "" : " [\(TextLayout.basename(s.image))]") + DiffValueFormat.sameChange(s)]
         }
         let heading = "Symbols whose hang time changed most (time in the call trees of reported hangs, "
             + "each symbol counted once per stack; frames of one call chain with the same change share a row):"

@@ -7,11 +7,18 @@ enum MarkdownEvidence {
     static let keptTopLines = 8
 
     /// The heaviest path of the finding's longest sampled hang, system frames
-    /// included (the evidence is the raw stack, not the folded view), as a fenced block.
+    /// included, as a fenced block.
     static func callTreeExcerpt(_ finding: HangFinding) -> [String] {
         guard let hang = finding.exemplar, let tree = hang.callTree else { return [] }
-        let path = CallTreeBuilder.heaviestPath(of: tree)
+        // The frames every sample shares (_start … the run loop … the callback)
+        // say little: one line names them, the path starts at the last of them.
+        let split = tree.splittingRootChain()
+        let path = CallTreeBuilder.heaviestPath(of: split.visibleRoot)
         var lines = path.enumerated().map { depth, node in line(node, depth: depth, total: tree.weightMs) }
+        if !split.folded.isEmpty {
+            let names = split.folded.map { SymbolDisplayName(symbol: $0.symbol, image: $0.image).text }
+            lines.insert("  (\(names.count) frames above, in every sample: \(names.joined(separator: " → ")))", at: 0)
+        }
         if lines.count > maxPathLines {
             let tail = maxPathLines - keptTopLines - 1
             let hidden = lines.count - keptTopLines - tail
@@ -30,7 +37,7 @@ enum MarkdownEvidence {
         let share = TextLayout.padLeft(NumberFormat.percent(node.weightMs, of: total), to: 7)
         let selfTime = TextLayout.padLeft(NumberFormat.ms(node.selfMs), to: 10)
         let indent = String(repeating: " ", count: min(depth, 16))
-        let symbol = TextLayout.truncatingMiddle(node.symbol, to: MarkdownSyntax.maxInlineLength)
+        let symbol = SymbolDisplayName(symbol: node.symbol, image: node.image).fitted(to: MarkdownSyntax.maxInlineLength)
         let image = node.image.isEmpty ? "" : " [\(TextLayout.basename(node.image))]"
         return "\(weight) \(share) \(selfTime)  \(indent)\(symbol)\(image)"
     }
@@ -42,7 +49,7 @@ enum MarkdownEvidence {
         switch finding.cause {
         case .code(let frame):
             expectation = "after a change, capture the same scenario again and compare: the hang time in "
-                + "\(MarkdownSyntax.code(frame.symbol)) (now \(NumberFormat.ms(finding.totalMs))) should fall, "
+                + "\(MarkdownSyntax.code(SymbolDisplayName(symbol: frame.symbol, image: frame.image).text)) (now \(NumberFormat.ms(finding.totalMs))) should fall, "
                 + "and no hang should stay at or above \(NumberFormat.thresholdMs(ReportMetrics.hangRateThresholdMs))."
         case .systemOnly:
             expectation = "capture again with system libraries folded into their callers "

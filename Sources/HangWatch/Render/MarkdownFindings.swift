@@ -53,7 +53,7 @@ enum MarkdownFindings {
         let count = finding.hangs.count
         let cost = "\(NumberFormat.ms(finding.totalMs)) in \(count) \(count == 1 ? "hang" : "hangs")"
         switch finding.cause {
-        case .code(let frame): return "Hangs in \(MarkdownSyntax.code(frame.symbol)) — \(cost)"
+        case .code(let frame): return "Hangs in \(MarkdownSyntax.code(SymbolDisplayName(symbol: frame.symbol, image: frame.image).text)) — \(cost)"
         case .systemOnly: return "Hangs inside system libraries — \(cost)"
         case .noSamples: return "Hangs without samples — \(cost)"
         case .belowReportThreshold:
@@ -101,7 +101,7 @@ enum MarkdownFindings {
             text = "no frame of the program's own code was sampled; the time is spent inside system libraries"
         } else {
             let list = spots.map {
-                "\(MarkdownSyntax.code($0.symbol)) \(NumberFormat.ms($0.selfMs)) "
+                "\(MarkdownSyntax.code(SymbolDisplayName(symbol: $0.symbol, image: $0.image).text)) \(NumberFormat.ms($0.selfMs)) "
                     + "(\(NumberFormat.percent($0.selfMs, of: sampledMs, decimals: 0)))"
             }
             text = "the heaviest frames of the program's own code, by self time including the system-library "

@@ -28,14 +28,14 @@ enum MarkdownSummary {
         let inHangs = reported.filter { hang in
             UserCodeHotspots.rank([hang.callTree].compactMap { $0 }).contains { $0.symbol == top.symbol && $0.image == top.image }
         }
-        var text = "The most likely bottleneck is \(MarkdownSyntax.code(top.symbol))"
+        var text = "The most likely bottleneck is \(MarkdownSyntax.code(SymbolDisplayName(symbol: top.symbol, image: top.image).text))"
             + (top.image.isEmpty ? "" : " in \(MarkdownSyntax.code(TextLayout.basename(top.image)))")
             + ": \(NumberFormat.ms(top.selfMs)) of self time, counting the system-library calls it makes "
             + "(\(NumberFormat.percent(top.selfMs, of: sampledMs, decimals: 0)) of the sampled hang time), "
             + "in \(inHangs.count) of \(count(reported.count, "reported hang")). "
         if let first = HangFinding.group(report).first, case .code(let owner) = first.cause,
            owner.symbol != top.symbol, first.totalMs > inHangs.reduce(0, { $0 + $1.durationMs }) {
-            text += "By hang time the costliest finding is another one: hangs in \(MarkdownSyntax.code(owner.symbol)), "
+            text += "By hang time the costliest finding is another one: hangs in \(MarkdownSyntax.code(SymbolDisplayName(symbol: owner.symbol, image: owner.image).text)), "
                 + "\(NumberFormat.ms(first.totalMs)) (finding 1). "
         }
         let samples = reported.reduce(0) { $0 &+ max(0, $1.sampleCount) }
