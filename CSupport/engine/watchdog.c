@@ -85,9 +85,10 @@ static void session_end(hw_slot *slot) {
     hw_session *ses = &slot->session;
     if (ses->syscall_fd >= 0) close(ses->syscall_fd);
     uint32_t answered = hw_signal_hits(slot) - ses->hits_at_start;
-    // A few signals always coalesce or land after the thread went idle; a
-    // tenth unanswered means the thread is not getting them (masked, stopped).
-    if (ses->requested > 20 && ses->requested - answered > ses->requested / 10)
+    // Some signals always coalesce with a still-pending one when the thread was
+    // preempted; a quarter unanswered means it is not getting them (stopped,
+    // traced, or masking SIGPROF after the session began).
+    if (ses->requested > 20 && ses->requested - answered > ses->requested / 4)
         hw_write_note(ses->os_tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
     memset(ses, 0, sizeof *ses);
     ses->syscall_fd = -1;
