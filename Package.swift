@@ -47,6 +47,10 @@ let package = Package(
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
 
+        // Benchmark programs for `make bench` (Bench/run.sh).
+        .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),
+        .executableTarget(name: "BenchIdleDispatch", dependencies: ["HangWatch"], path: "Bench/IdleDispatch"),
+
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
     ]
 )

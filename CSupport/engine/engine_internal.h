@@ -71,6 +71,7 @@ typedef struct hw_engine {
     hw_slot slots[HW_MAX_SLOTS];
     uint32_t slot_count;       // atomic: published slots
     pid_t watchdog_tid;
+    uint32_t watchdog_parked;  // futex word: 1 while the watchdog sleeps until a busy period
     sigset_t program_sigmask;  // the starting thread's mask, for threads libdispatch spawns from ours
     bool probe_main_queue;     // library mode: no wrappers, so the main queue is probed
     char patterns[512];
@@ -115,6 +116,8 @@ void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
 // watchdog.c
 int hw_watchdog_start(void);
+/// A busy period started while the watchdog may be parked: wake it.
+void hw_watchdog_wake(void);
 /// Whether `tid` runs and may take a signal without the program seeing EINTR.
 bool hw_thread_is_running(pid_t tid);
 

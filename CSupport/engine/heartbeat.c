@@ -159,6 +159,7 @@ void hw_heartbeat_wait_end(hw_slot *slot) {
     __atomic_store_n(&slot->busy_since_ns, hw_now_ns(), __ATOMIC_RELAXED);
     __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
+    if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0)) hw_watchdog_wake();
 }
 
 bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {

@@ -94,7 +94,7 @@ void hw_main_thread_parks(void) {
 #include <dlfcn.h>
 #include <stdlib.h>
 
-#define HW_PROBE_INTERVAL_NS (10 * 1000000ull)
+#define HW_PROBE_INTERVAL_NS (20 * 1000000ull)
 
 static struct {
     void *main_queue;

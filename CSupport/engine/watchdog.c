@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -144,16 +145,44 @@ static void take_sample(hw_slot *slot) {
     hw_signal_request(ses->os_tid);
 }
 
+// Parking: an idle program should not pay for a watchdog that wakes 100
+// times a second to find nothing. After HW_PARK_AFTER_NS with every watched
+// loop waiting, the watchdog sleeps on a futex; the heartbeat wakes it when a
+// busy period starts (one flag load per iteration, a syscall only when
+// parked). The heartbeat reads the flag without a fence, so a wakeup can be
+// missed when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late.
+#define HW_PARK_AFTER_NS (100 * 1000000ull)
+#define HW_PARK_TIMEOUT_NS (50 * 1000000ull)
+
+static void park(void) {
+    __atomic_store_n(&hw_g.watchdog_parked, 1, __ATOMIC_SEQ_CST);
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++) {
+        if (__atomic_load_n(&hw_g.slots[i].state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY) {
+            __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST);
+            return;
+        }
+    }
+    struct timespec timeout = { 0, (long)HW_PARK_TIMEOUT_NS };
+    syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
+    __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_RELEASE);
+}
+
+void hw_watchdog_wake(void) {
+    if (__atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL))
+        syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
 static void *watchdog_main(void *arg) {
     (void)arg;
     prctl(PR_SET_NAME, "hangwatch", 0, 0, 0);
     hw_g.watchdog_tid = (pid_t)syscall(SYS_gettid);
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
-    uint64_t next = hw_now_ns();
+    uint64_t next = hw_now_ns(), last_busy = next;
     while (hw_g.running && !hw_g.disabled) {
         uint64_t now = hw_now_ns();
-        bool sampling = false;
+        bool sampling = false, any_busy = false;
         if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++) {
@@ -165,6 +194,7 @@ static void *watchdog_main(void *arg) {
             bool moved = ses->active && ses->os_tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
             if (ses->active && (state != HW_STATE_BUSY || ses->busy_seq != seq || moved)) session_end(slot);
             if (state != HW_STATE_BUSY || now < since) continue;
+            any_busy = true;
             uint64_t busy = now - since;
             bool announced = ses->active ? ses->hang_announced : slot_announced(slot, seq);
             if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq);
@@ -178,6 +208,14 @@ static void *watchdog_main(void *arg) {
             take_sample(slot);
             if (++ses->ticks % 128 == 0) hw_modules_record(hw_g.log, hw_g.generation);
             sampling = true;
+        }
+        if (!sampling) {
+            if (any_busy) last_busy = now;
+            else if (!hw_g.probe_main_queue && now - last_busy >= HW_PARK_AFTER_NS) {
+                park();
+                next = hw_now_ns();
+                continue;
+            }
         }
         // Sample on a fixed grid while a session runs; otherwise poll slowly.
         next += sampling ? period : idle_poll;

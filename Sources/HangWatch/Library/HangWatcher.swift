@@ -71,7 +71,7 @@ public final class HangWatcher: Sendable {
         let thread = Thread { [self] in
             while true {
                 drain()
-                usleep(10_000)
+                usleep(50_000) // the 32 MiB ring holds seconds of samples; waking less keeps idle cost down
             }
         }
         thread.name = "hangwatch-reader"
