@@ -131,8 +131,10 @@ void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, ui
     hw_log_commit(&rec->h, type);
 }
 
-void hw_heartbeat_wait_begin(hw_slot *slot) {
-    uint64_t now = hw_now_ns();
+void hw_heartbeat_wait_begin(hw_slot *slot) { hw_heartbeat_wait_begin_at(slot, hw_now_ns()); }
+void hw_heartbeat_wait_end(hw_slot *slot) { hw_heartbeat_wait_end_at(slot, hw_now_ns()); }
+
+void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
     uint64_t busy = now - slot->busy_since_ns;
     if (!slot->launched) {
         // The launch period is reported on its own, never as a hang.
@@ -154,9 +156,9 @@ void hw_heartbeat_wait_begin(hw_slot *slot) {
     __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
 }
 
-void hw_heartbeat_wait_end(hw_slot *slot) {
+void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) {
     // Order matters for the watchdog: a new sequence and start time, then BUSY.
-    __atomic_store_n(&slot->busy_since_ns, hw_now_ns(), __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->busy_since_ns, now, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
     if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0)) hw_watchdog_wake();

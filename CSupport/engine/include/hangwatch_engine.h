@@ -77,6 +77,9 @@ hw_slot *hw_register_current_thread(uint32_t role);
 void hw_heartbeat_wait_begin(hw_slot *slot);
 /// The loop's wait returned: a busy period starts now.
 void hw_heartbeat_wait_end(hw_slot *slot);
+/// The same, with a timestamp the caller already read (saves a clock read).
+void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now_ns);
+void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now_ns);
 
 /// What kind of wait an interposed call is, for deciding whether it is the
 /// loop's own idle wait or a wait inside a callback (part of a busy period).

@@ -12,13 +12,15 @@ import Glibc
 public final class FrameMonitor: Sendable {
     public let name: String
     public let deadlineMs: Double
+    /// Start of the frame in progress; 0 when none. A monitor is one loop, so
+    /// one frame is open at a time.
+    private let openStartNs = Atomic<UInt64>(0)
     private let frames = Mutex(FrameLog())
 
     private struct FrameLog {
         var durationsNs: [UInt64] = []
         var firstStartNs: UInt64 = 0
         var lastEndNs: UInt64 = 0
-        var openStartNs: [UInt64] = [] // per nesting; one open frame per monitor expected
     }
 
     /// - Parameters:
@@ -33,16 +35,17 @@ public final class FrameMonitor: Sendable {
     /// A frame's work begins now.
     public func frameStarted() {
         let now = hw_now_ns()
-        FrameThread.slot().map { hw_heartbeat_wait_end($0) }
-        frames.withLock { $0.openStartNs.append(now) }
+        openStartNs.store(now, ordering: .relaxed)
+        if let slot = FrameThread.slot() { hw_heartbeat_wait_end_at(slot, now) }
     }
 
     /// The frame's work is done.
     public func frameEnded() {
         let now = hw_now_ns()
-        FrameThread.slot().map { hw_heartbeat_wait_begin($0) }
+        if let slot = FrameThread.slot() { hw_heartbeat_wait_begin_at(slot, now) }
+        let start = openStartNs.exchange(0, ordering: .relaxed)
+        guard start != 0, now >= start else { return }
         frames.withLock { log in
-            guard let start = log.openStartNs.popLast() else { return }
             if log.durationsNs.isEmpty { log.firstStartNs = start }
             log.durationsNs.append(now - start)
             log.lastEndNs = now
@@ -50,6 +53,7 @@ public final class FrameMonitor: Sendable {
     }
 
     /// Runs one frame's work.
+    @inline(__always)
     public func frame<T>(_ work: () throws -> T) rethrows -> T {
         frameStarted()
         defer { frameEnded() }
@@ -68,11 +72,12 @@ public final class FrameMonitor: Sendable {
 }
 
 /// The calling thread's watch slot for frame loops, registered on first use
-/// so that long frames are sampled like hangs.
+/// so that long frames are sampled like hangs. A thread-local read after that.
 enum FrameThread {
+    @inline(__always)
     static func slot() -> OpaquePointer? {
-        guard HangWatcher.shared != nil else { return nil }
         if let slot = hw_current_slot() { return slot }
+        guard hw_engine_running() else { return nil }
         return hw_register_current_thread(UInt32(HW_ROLE_LOOP))
     }
 }
