@@ -16,13 +16,23 @@ AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-poi
                -Wl,--build-id -Wl,-z,nodelete
 APT_PACKAGES := libunwind-dev libelf-dev zlib1g-dev libc6-dbg
 
-.PHONY: all deps pydeps build agent demo test bench clean
+.PHONY: all deps testdeps pydeps build agent demo test bench clean
 
 all: build
 
 # Install the Debian packages the build needs, only when one is missing.
 deps:
 	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:$$missing"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
+	fi
+
+# The HTML report test loads the page in a headless browser; only the tests need it.
+TEST_APT_PACKAGES := chromium
+testdeps:
+	@missing=""; for p in $(TEST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  echo "installing:$$missing"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
@@ -51,7 +61,7 @@ demo: build
 	$(BUILD_DIR)/hangwatch run -- $(BUILD_DIR)/RunLoopDemo
 
 # Integration tests run real programs and measure durations: one at a time.
-test: build pydeps
+test: build pydeps testdeps
 	swift test -c $(CONFIG) --no-parallel
 
 bench: build

@@ -307,9 +307,13 @@ extension Integration {
                 #expect(flame.frames.first?.text == tree.symbol)
                 #expect(flame.frames.first?.style.contains("width: 100%") == true)
                 #expect(flame.resetDisabled == true)
+                checkLayout(of: flame, against: tree)
             }
 
-            let screenshot = try Screenshot.read(try Chromium.screenshot(page), colours: [
+            let png = try Chromium.screenshot(page)
+            // Saved with the test results by `swift test --attachments-path DIR`, to look at.
+            Attachment.record(try Data(contentsOf: png), named: "html-report-standard-demo.png")
+            let screenshot = try Screenshot.read(png, colours: [
                 "reported": PageColour.reportedBar, "micro": PageColour.microBar, "program": PageColour.programFrame])
             #expect(screenshot.width == 1280)
             #expect(screenshot.inkFraction > 0.05, "the page looks blank")
@@ -379,6 +383,31 @@ extension Integration {
             #expect(dom.tooltip.text.contains(hovered.symbol))
             #expect(dom.tooltip.text.contains("samples: \(hovered.sampleCount)"))
             #expect(dom.tooltip.text.contains("self: "))
+        }
+
+        /// Widths in proportion to weight, callees heaviest first: checked on the frames whose symbol
+        /// occurs once in the tree, so each frame maps to exactly one node.
+        private func checkLayout(of flame: PageDOM.Flame, against tree: CallTreeNode) {
+            let symbolCounts = Dictionary(tree.nodes.map { ($0.symbol, 1) }, uniquingKeysWith: +)
+            let frames = Dictionary(flame.frames.map { ($0.text, $0) }, uniquingKeysWith: { first, _ in first })
+            func share(_ node: CallTreeNode, _ property: String) -> Double? {
+                guard symbolCounts[node.symbol] == 1, let style = frames[node.symbol]?.style else { return nil }
+                return percentage(in: style, after: property + ": ")
+            }
+            for node in tree.nodes {
+                if let width = share(node, "width") {
+                    #expect(abs(width - node.weightMs / tree.weightMs * 100) < 0.01, "\(node.symbol): width \(width)%")
+                }
+                let lefts = node.children.compactMap { child in share(child, "left").map { (child.weightMs, $0) } }
+                for (one, next) in zip(lefts, lefts.dropFirst()) where one.0 != next.0 {
+                    #expect((one.0 > next.0) == (one.1 < next.1), "callees of \(node.symbol) are not heaviest first")
+                }
+            }
+        }
+
+        private func percentage(in text: String, after label: String) -> Double? {
+            guard let start = text.range(of: label) else { return nil }
+            return percentage(in: String(text[start.upperBound...]))
         }
 
         private func percentage(in text: String) -> Double? {

@@ -20,7 +20,7 @@ public enum ReportFormat: String, CaseIterable, Sendable {
         case .speedscope: return { try SpeedscopeFormat.render($0) }
         case .chrome: return { try ChromeTraceFormat.render($0) }
         case .pprof: return { try PprofFormat.render($0) }
-        case .html: return nil
+        case .html: return { Data(HTMLReport.render($0).utf8) }
         }
     }
 
