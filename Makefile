@@ -22,22 +22,12 @@ all: build
 
 # Install the Debian packages the build needs, only when one is missing.
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@Scripts/ensure-apt-packages.sh $(APT_PACKAGES)
 
 # The HTML report test loads the page in a headless browser; only the tests need it.
 TEST_APT_PACKAGES := chromium
 testdeps:
-	@missing=""; for p in $(TEST_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
-	if [ -n "$$missing" ]; then \
-	  echo "installing:$$missing"; \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null; \
-	fi
+	@Scripts/ensure-apt-packages.sh $(TEST_APT_PACKAGES)
 
 # Test-side checkers of the export formats (speedscope schema, pprof protobuf,
 # HTML screenshots); installed only when missing.
