@@ -28,7 +28,9 @@ hw_log_header *hw_log_create(const char *path, uint64_t capacity) {
     if (fd < 0) return NULL;
     size_t total = HW_HEADER_BYTES + capacity;
     if (ftruncate(fd, (off_t)total) != 0) { close(fd); return NULL; }
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    // Populated up front by the reader, so the target's first touch of each
+    // ring page finds it allocated (a cheap minor fault, no page clearing).
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return NULL;
     init_header(p, capacity);
@@ -63,6 +65,27 @@ void hw_log_unmap(hw_log_header *log) {
     if (log) munmap(log, log->header_size + log->capacity);
 }
 
+/// The lap number stored in headers written at absolute position `pos`.
+static inline uint32_t lap_at(const hw_log_header *log, uint64_t pos) {
+    return (uint32_t)((pos / log->capacity + 1) & 0xffffffu);
+}
+
+// The 8-byte header read and written as one word (may_alias: it is also
+// accessed through its two fields).
+typedef uint64_t __attribute__((may_alias)) header_word;
+typedef union { hw_rec_header fields; uint64_t word; } header_value;
+
+// SIGNAL-SAFE: one 8-byte atomic store (lock-free on x86_64).
+static inline void store_header(hw_rec_header *rec, uint32_t type, uint32_t size) {
+    header_value v = { .fields = { type, size } };
+    __atomic_store_n((header_word *)(void *)rec, v.word, __ATOMIC_RELEASE);
+}
+
+static inline hw_rec_header load_header(const hw_rec_header *rec) {
+    header_value v = { .word = __atomic_load_n((const header_word *)(const void *)rec, __ATOMIC_ACQUIRE) };
+    return v.fields;
+}
+
 // SIGNAL-SAFE: a CAS loop on write_pos; no locks, no allocation.
 hw_rec_header *hw_log_reserve(hw_log_header *log, uint32_t size) {
     size = (size + 7u) & ~7u;
@@ -82,15 +105,14 @@ hw_rec_header *hw_log_reserve(hw_log_header *log, uint32_t size) {
                                         __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
             uint8_t *base = ring_base(log);
             if (pad) {
-                hw_rec_header *filler = (hw_rec_header *)(base + off);
-                filler->size = (uint32_t)pad;
-                __atomic_store_n(&filler->type, HW_REC_PAD, __ATOMIC_RELEASE);
+                store_header((hw_rec_header *)(base + off), (lap_at(log, pos) << 8) | HW_REC_PAD, (uint32_t)pad);
+                pos += pad;
                 off = 0;
             }
             hw_rec_header *rec = (hw_rec_header *)(base + off);
-            // The size goes in first so a reader can step over a record whose
-            // writer died before committing it.
-            __atomic_store_n(&rec->size, size, __ATOMIC_RELEASE);
+            // Size and lap go in at once, so a reader can step over a record
+            // whose writer died before committing it.
+            store_header(rec, lap_at(log, pos) << 8 | HW_REC_EMPTY, size);
             return rec;
         }
     }
@@ -98,7 +120,8 @@ hw_rec_header *hw_log_reserve(hw_log_header *log, uint32_t size) {
 
 // SIGNAL-SAFE.
 void hw_log_commit(hw_rec_header *rec, uint32_t type) {
-    __atomic_store_n(&rec->type, type, __ATOMIC_RELEASE);
+    uint32_t lap_bits = __atomic_load_n(&rec->type, __ATOMIC_RELAXED) & ~0xffu;
+    __atomic_store_n(&rec->type, lap_bits | (type & 0xffu), __ATOMIC_RELEASE);
 }
 
 const hw_rec_header *hw_log_peek(hw_log_header *log, bool writer_gone) {
@@ -108,25 +131,25 @@ const hw_rec_header *hw_log_peek(hw_log_header *log, bool writer_gone) {
         uint64_t end = __atomic_load_n(&log->write_pos, __ATOMIC_ACQUIRE);
         if (pos >= end) return NULL;
         hw_rec_header *rec = (hw_rec_header *)(ring_base(log) + pos % cap);
-        uint32_t type = __atomic_load_n(&rec->type, __ATOMIC_ACQUIRE);
-        uint32_t size = __atomic_load_n(&rec->size, __ATOMIC_ACQUIRE);
-        if (type == HW_REC_EMPTY) {
+        hw_rec_header head = load_header(rec);
+        // Reserved but its header not stored yet (or a dead writer never did): wait.
+        if ((head.type >> 8) != lap_at(log, pos)) return NULL;
+        if (head.size < sizeof head || head.size > cap - pos % cap) return NULL; // corrupt: stop
+        uint32_t kind = head.type & 0xffu;
+        if (kind == HW_REC_EMPTY) {
             // Reserved but not committed. Only a dead writer leaves it so forever.
-            if (!writer_gone || size < sizeof *rec || size > cap - pos % cap) return NULL;
+            if (!writer_gone) return NULL;
             hw_log_consume(log, rec);
             continue;
         }
-        if (size < sizeof *rec || size > cap - pos % cap) return NULL; // corrupt: stop
-        if (type == HW_REC_PAD) { hw_log_consume(log, rec); continue; }
+        if (kind == HW_REC_PAD) { hw_log_consume(log, rec); continue; }
         return rec;
     }
 }
 
 void hw_log_consume(hw_log_header *log, const hw_rec_header *rec) {
-    uint32_t size = rec->size;
-    // Zero before releasing, so writers always reserve zeroed (uncommitted) space.
-    memset((void *)rec, 0, size);
-    __atomic_fetch_add(&log->read_pos, size, __ATOMIC_RELEASE);
+    // No zeroing: a header from this lap can never be mistaken for the next lap's.
+    __atomic_fetch_add(&log->read_pos, rec->size, __ATOMIC_RELEASE);
 }
 
 uint64_t hw_log_dropped(const hw_log_header *log) {

@@ -33,7 +33,7 @@ enum {
 #define HW_MAX_STACK_COPY (48u * 1024u)
 
 enum hw_record_type {
-    HW_REC_EMPTY = 0,      // not yet committed (or consumed)
+    HW_REC_EMPTY = 0,      // reserved, not yet committed
     HW_REC_PAD = 1,        // filler up to the end of the ring
     HW_REC_SESSION = 2,    // an engine started in a process image
     HW_REC_MODULE = 3,     // a loaded ELF image
@@ -68,11 +68,18 @@ typedef struct hw_log_header {
     char thread_patterns[512]; // '\n'-separated names or globs; empty: the main thread only
 } hw_log_header;
 
-/// Every record starts with this. `type` is stored last (release) to publish.
+/// Every record starts with this. `type` holds the record kind in its low 8
+/// bits and the ring lap (position / capacity + 1, 24 bits) above them, so a
+/// header left over from an earlier lap never looks current: the reader needs
+/// no zeroing behind itself. A writer first stores {kind EMPTY, lap, size} in
+/// one 8-byte store, fills the body, then stores the kind (release) to publish.
 typedef struct hw_rec_header {
     uint32_t type;
     uint32_t size; // whole record in bytes, multiple of 8
 } hw_rec_header;
+
+/// The record kind (enum hw_record_type) of a header.
+static inline uint32_t hw_rec_kind(const hw_rec_header *h) { return h->type & 0xffu; }
 
 typedef struct hw_rec_session {
     hw_rec_header h;

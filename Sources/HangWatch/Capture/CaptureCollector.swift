@@ -28,7 +28,7 @@ public final class CaptureCollector {
 
     func consume(_ record: UnsafePointer<hw_rec_header>) {
         let raw = UnsafeRawPointer(record)
-        switch Int(record.pointee.type) {
+        switch Int(hw_rec_kind(record)) {
         case Int(HW_REC_MODULE.rawValue):
             addModule(raw.assumingMemoryBound(to: hw_rec_module.self))
         case Int(HW_REC_THREAD.rawValue):
@@ -50,7 +50,7 @@ public final class CaptureCollector {
             let b = raw.assumingMemoryBound(to: hw_rec_busy.self).pointee
             let key = BusyKey(tid: b.tid, seq: b.busy_seq)
             hangSeqs.insert(key)
-            let ended = record.pointee.type == HW_REC_BUSY_END.rawValue
+            let ended = hw_rec_kind(record) == HW_REC_BUSY_END.rawValue
             var period = run.busyPeriods[key] ?? BusyPeriod(tid: b.tid, seq: b.busy_seq, osTid: b.os_tid,
                                                              startNs: b.start_ns, endNs: nil,
                                                              isLaunch: b.flags & UInt32(HW_BUSY_LAUNCH) != 0)
