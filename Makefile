@@ -56,6 +56,7 @@ test: build pydeps testdeps
 
 bench: build
 	./Bench/run.sh
+	./Bench/library_costs.sh
 
 clean:
 	rm -rf .build

@@ -2,8 +2,8 @@
  * cpu_hang: one CPU-bound hang of a fixed amount of work inside one callback
  * of an epoll loop, for Bench/run.sh.
  *
- *   cc -O2 -o cpu_hang cpu_hang.c
- *   cpu_hang --iters N [--depth D] [--variants] [--idle-ms MS] [--out FILE]
+ *   cc -O2 -pthread -o cpu_hang cpu_hang.c
+ *   cpu_hang --iters N [--depth D] [--variants] [--idle-ms MS] [--self-signal-hz HZ] [--out FILE]
  *   cpu_hang --calibrate MS        prints an iteration count that takes about MS ms
  *
  * The main thread runs an epoll loop (epoll_wait with a timeout, so every wait
@@ -21,12 +21,20 @@
  * The amount of work is a fixed iteration count, never a deadline, so a
  * slower run takes longer.
  *
+ * --self-signal-hz HZ (a platform floor, run without hangwatch): during the
+ * work a helper thread sends SIGPROF to the main thread HZ times a second
+ * (rt_tgsigqueueinfo on an absolute clock_nanosleep grid, as hangwatch's
+ * watchdog does) and the handler only counts. The slowdown it causes is what
+ * signal delivery alone costs on this machine.
+ *
  * Nothing goes to stdout. With --out FILE one line is appended (one write):
  *   work_ns=<wall ns of the work, CLOCK_MONOTONIC>
  *   work_cpu_ns=<main-thread CPU ns during the work, CLOCK_THREAD_CPUTIME_ID>
  *   main_cpu_ns=<main-thread CPU ns at exit>  proc_cpu_ns=<whole-process CPU
  *   ns at exit, CLOCK_PROCESS_CPUTIME_ID (includes any injected thread)>
  *   exit_ns=<CLOCK_MONOTONIC ns just before main returns>
+ *   main_minflt=<minor page faults of the main thread> signals=<handled,
+ *   with --self-signal-hz>
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -37,6 +45,10 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <pthread.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -104,6 +116,38 @@ __attribute__((noinline)) static uint64_t work(uint64_t iters, int depth, int va
     return x;
 }
 
+/* ---- --self-signal-hz: the cost of bare signal delivery ---- */
+
+static volatile int sig_stop;
+static volatile uint32_t sig_hits;
+static pid_t main_tid;
+static uint64_t sig_period_ns;
+
+static void count_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    sig_hits++;
+}
+
+static void *signal_sender(void *arg)
+{
+    (void)arg;
+    uint64_t next = clock_ns(CLOCK_MONOTONIC);
+    while (!sig_stop) {
+        next += sig_period_ns;
+        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGPROF;
+        si.si_code = SI_QUEUE;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), main_tid, SIGPROF, &si);
+    }
+    return NULL;
+}
+
 static void die(const char *what)
 {
     fprintf(stderr, "cpu_hang: %s: %s\n", what, strerror(errno));
@@ -112,7 +156,7 @@ static void die(const char *what)
 
 int main(int argc, char **argv)
 {
-    uint64_t iters = 0, idle_ms = 0, calibrate_ms = 0;
+    uint64_t iters = 0, idle_ms = 0, calibrate_ms = 0, signal_hz = 0;
     int depth = 1, variants = 0;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
@@ -121,6 +165,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--variants")) variants = 1;
         else if (!strcmp(argv[i], "--idle-ms") && i + 1 < argc) idle_ms = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--self-signal-hz") && i + 1 < argc) signal_hz = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--calibrate") && i + 1 < argc) calibrate_ms = strtoull(argv[++i], NULL, 10);
         else { fprintf(stderr, "cpu_hang: bad argument '%s'\n", argv[i]); return 2; }
     }
@@ -160,20 +205,39 @@ int main(int argc, char **argv)
             if (idle_ms) continue; /* baseline: the next wait idles idle_ms */
         }
         /* The callback: the hang (or nothing, after an idle wait). */
+        pthread_t sender;
+        if (signal_hz) {
+            struct sigaction sa;
+            memset(&sa, 0, sizeof sa);
+            sa.sa_sigaction = count_signal;
+            sa.sa_flags = SA_SIGINFO | SA_RESTART;
+            sigemptyset(&sa.sa_mask);
+            sigaction(SIGPROF, &sa, NULL);
+            main_tid = (pid_t)syscall(SYS_gettid);
+            sig_period_ns = 1000000000ull / signal_hz;
+            if (pthread_create(&sender, NULL, signal_sender, NULL) != 0) die("pthread_create");
+        }
         uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (iters) sink = work(iters, depth, variants);
         work_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
         work_ns = clock_ns(CLOCK_MONOTONIC) - t0;
+        if (signal_hz) {
+            sig_stop = 1;
+            pthread_join(sender, NULL);
+        }
         state = 1;
     }
     if (out) {
-        char line[256];
+        struct rusage ru;
+        getrusage(RUSAGE_THREAD, &ru);
+        char line[320];
         int len = snprintf(line, sizeof line,
-                           "work_ns=%llu work_cpu_ns=%llu main_cpu_ns=%llu proc_cpu_ns=%llu exit_ns=%llu\n",
+                           "work_ns=%llu work_cpu_ns=%llu main_cpu_ns=%llu proc_cpu_ns=%llu main_minflt=%ld "
+                           "signals=%u exit_ns=%llu\n",
                            (unsigned long long)work_ns, (unsigned long long)work_cpu_ns,
                            (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID),
-                           (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID),
-                           (unsigned long long)clock_ns(CLOCK_MONOTONIC));
+                           (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID), ru.ru_minflt,
+                           (unsigned)sig_hits, (unsigned long long)clock_ns(CLOCK_MONOTONIC));
         int fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) die(out);
         (void)!write(fd, line, (size_t)len);

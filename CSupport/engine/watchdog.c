@@ -152,6 +152,7 @@ static void take_sample(hw_slot *slot) {
 // parked). The heartbeat reads the flag without a fence, so a wakeup can be
 // missed when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late.
 #define HW_PARK_AFTER_NS (100 * 1000000ull)
+#define HW_PROBE_TICKS 2
 #define HW_PARK_TIMEOUT_NS (50 * 1000000ull)
 
 static void park(void) {
@@ -218,7 +219,9 @@ static void *watchdog_main(void *arg) {
             }
         }
         // Sample on a fixed grid while a session runs; otherwise poll slowly.
-        next += sampling ? period : idle_poll;
+        // In probe mode one wake per probe interval both checks the last probe
+        // and posts the next (HW_PROBE_TICKS idle polls).
+        next += sampling ? period : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : idle_poll);
         now = hw_now_ns();
         if (next < now) next = now + (sampling ? period / 2 : 0);
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
