@@ -30,6 +30,13 @@ enum RunCommand {
             writeStderr("hangwatch: \(CaptureError.agentNotFound(AgentLocator.expectedPath))")
             return ExitCode.internalError
         }
+        // Looked for before the program runs, so a missing tool is said at once
+        // rather than discovered after a long run (the report notes it too).
+        let sourceLines = options.capture.sourceLines ? SourceLineResolver() : nil
+        if let sourceLines, sourceLines.symbolizerPath == nil {
+            writeStderr("hangwatch: note: --source-lines needs llvm-symbolizer, which is not in PATH nor next to swift; "
+                        + "the report will have no file:line")
+        }
         let logPath = LogFiles.temporaryPath()
         let log: SampleLog
         do {
@@ -68,7 +75,8 @@ enum RunCommand {
         let facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)
-        var report = ReportBuilder(config: options.capture).build(run: collector.run, process: facts, extraNotes: notes)
+        var report = ReportBuilder(config: options.capture, sourceLines: sourceLines)
+            .build(run: collector.run, process: facts, extraNotes: notes)
         report.process.cpuUserMs = waitStatus.cpuUserMs
         report.process.cpuSystemMs = waitStatus.cpuSystemMs
         report.process.peakRssKb = waitStatus.peakRssKb

@@ -48,6 +48,9 @@ struct RunOptions {
                 let name = try next()
                 guard !name.isEmpty, name.utf8.count <= 100 else { throw .message("invalid thread name '\(name)' for --thread") }
                 options.capture.threadPatterns.append(name)
+            case "--source-lines":
+                guard inline == nil else { throw .message("--source-lines takes no value") }
+                options.capture.sourceLines = true
             case "-o", "--output": options.output = try next()
             case "--format":
                 let name = try next()

@@ -33,6 +33,10 @@ enum Usage {
                          such as 'NIO-ELT-*'); repeatable; 'main' is the main thread.
                          Default: the main thread only
       --frame-ms MS      the loop is a frame loop with this deadline: count hitches
+      --source-lines     show where each function of a call tree is defined
+                         (File.swift:42; the full path in json), from the DWARF
+                         debug info, read by llvm-symbolizer (found in PATH or
+                         next to swift). Without either, the report says so
       -o, --output FILE  write the report to FILE instead of stderr
       --format FORMAT    \(reportFormats) (default text); save json to
                          re-render or compare it later with 'report' and 'diff'

@@ -296,9 +296,9 @@ import Testing
                                "sampleCount", "sampleCoverage", "callTree"])
         #expect(keys((hang as? [String: Any])?["thread"]) == ["tid", "name", "role"])
         let node = (hang as? [String: Any])?["callTree"]
-        #expect(keys(node) == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children"])
+        #expect(keys(node) == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children", "source"])
         #expect(keys(((node as? [String: Any])?["children"] as? [Any])?.first)
-                == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children"])
+                == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children", "source"])
         #expect(keys(object["launch"]) == ["durationMs", "reachedFirstWait", "sampleCount", "callTree"])
         #expect(keys(object["frames"]) == ["name", "deadlineMs", "frameCount", "hitchCount", "missedFrames", "hitchMs",
                                            "hitchRatioMsPerS", "band", "p50Ms", "p95Ms", "p99Ms", "maxMs", "histogram"])

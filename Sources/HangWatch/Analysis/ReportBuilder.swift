@@ -27,23 +27,44 @@ public struct ProcessFacts: Sendable {
 /// from the samples, names from the symbolicator, trees from the builder.
 public struct ReportBuilder {
     public var config: CaptureConfig
-    public init(config: CaptureConfig) { self.config = config }
+    /// Looks up function sources when `config.sourceLines` is set; when nil,
+    /// one using the llvm-symbolizer found in PATH is made for the report.
+    public var sourceLines: SourceLineResolver?
+    public init(config: CaptureConfig, sourceLines: SourceLineResolver? = nil) {
+        self.config = config
+        self.sourceLines = sourceLines
+    }
 
     public func build(run: CapturedRun, process: ProcessFacts, extraNotes: [String] = []) -> Report {
         let symbolicator = Symbolicator()
         for module in run.modules { symbolicator.addModule(module) }
-        let stacks = StackResolver(run: run, symbolicator: symbolicator)
+        var stacks = StackResolver(run: run, symbolicator: symbolicator)
         let endNs = run.exitTimeNs ?? process.endNs
         let msPerSample = 1000 / config.sampleHz
 
+        let periods = run.busyPeriods.values.sorted { ($0.startNs, $0.tid) < ($1.startNs, $1.tid) }
+        func periodEnd(_ period: BusyPeriod) -> UInt64 { period.endNs ?? max(endNs, period.startNs) }
+        func periodMs(_ period: BusyPeriod) -> Double { Double(periodEnd(period) - period.startNs) / 1e6 }
+        func periodSamples(_ period: BusyPeriod) -> [CapturedSample] {
+            run.samples[BusyKey(tid: period.tid, seq: period.seq)] ?? []
+        }
+
+        var sourceNotes: [String] = []
+        if config.sourceLines {
+            // Only trees that are shown get sources, and all of them in one
+            // symbolizer run: collect every function first, then build stacks.
+            let resolver = sourceLines ?? SourceLineResolver()
+            let shown = periods.filter { periodMs($0) >= config.reportMs }.flatMap(periodSamples)
+            stacks.sources = resolver.sources(for: stacks.functionStarts(in: shown))
+            sourceNotes = resolver.notes
+        }
+
         var hangs: [Hang] = []
         var launch: Launch?
-        let periods = run.busyPeriods.values.sorted { ($0.startNs, $0.tid) < ($1.startNs, $1.tid) }
         for period in periods {
-            let key = BusyKey(tid: period.tid, seq: period.seq)
-            let samples = run.samples[key] ?? []
-            let end = period.endNs ?? max(endNs, period.startNs)
-            let durationMs = Double(end - period.startNs) / 1e6
+            let samples = periodSamples(period)
+            let end = periodEnd(period)
+            let durationMs = periodMs(period)
             let wantsTree = durationMs >= config.reportMs
             let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample) : nil
             let weight = samples.reduce(0) { $0 + $1.weight }
@@ -72,7 +93,7 @@ public struct ReportBuilder {
                 callTree: tree))
         }
         let frameLoops = frameStats(run: run)
-        let notes = extraNotes + symbolicator.notes + Self.describe(run: run)
+        let notes = extraNotes + symbolicator.notes + sourceNotes + Self.describe(run: run)
         return Report(
             process: ProcessInfoRecord(pid: process.pid, executable: process.executable,
                                        arguments: process.arguments, exitCode: process.exitCode,

@@ -4,6 +4,8 @@
 struct StackResolver {
     let run: CapturedRun
     let symbolicator: Symbolicator
+    /// Function sources to attach to frames (`--source-lines`); empty otherwise.
+    var sources: [FunctionStart: String] = [:]
     private let agentRanges: [ClosedRange<UInt64>]
 
     init(run: CapturedRun, symbolicator: Symbolicator) {
@@ -15,18 +17,42 @@ struct StackResolver {
 
     private func inAgent(_ pc: UInt64) -> Bool { agentRanges.contains { $0.contains(pc) } }
 
+    /// The program's own pcs of a sample, leaf first, each with whether it is
+    /// a return address (all but the exact interrupted pc at index 0). The
+    /// agent's frames (wait wrappers, main-queue trampolines) are bookkeeping,
+    /// not the program's work: they are left out.
+    private func programPCs(_ sample: CapturedSample) -> [(pc: UInt64, isReturnAddress: Bool)] {
+        sample.pcs.indices.compactMap { i in
+            let pc = sample.pcs[i]
+            return inAgent(pc) ? nil : (pc, i != 0)
+        }
+    }
+
+    /// The functions the frames of `samples` belong to, for looking up all
+    /// their sources in one batch before any stack is resolved.
+    func functionStarts(in samples: [CapturedSample]) -> Set<FunctionStart> {
+        var starts = Set<FunctionStart>()
+        for sample in samples {
+            for (pc, isReturnAddress) in programPCs(sample) {
+                if let start = symbolicator.functionStart(pc: pc, isReturnAddress: isReturnAddress) {
+                    starts.insert(start)
+                }
+            }
+        }
+        return starts
+    }
+
     func resolve(_ sample: CapturedSample) -> WeightedStack {
         var leaf: Frame?
         if sample.source == .blockedWrapper {
             leaf = Frame(symbol: CallNames.name(of: sample.call), image: CallNames.libcImage)
         }
-        // The agent's own frames (wait wrappers, main-queue trampolines) are
-        // bookkeeping, not the program's work: leave them out.
-        var frames: [Frame] = sample.pcs.indices.reversed().compactMap { i in
-            let pc = sample.pcs[i]
-            if inAgent(pc) { return nil }
-            // Only the exact interrupted pc (index 0) is not a return address.
-            return symbolicator.symbolicate(pc: pc, isReturnAddress: i != 0)
+        var frames: [Frame] = programPCs(sample).reversed().map { pc, isReturnAddress in
+            var frame = symbolicator.symbolicate(pc: pc, isReturnAddress: isReturnAddress)
+            if !sources.isEmpty, let start = symbolicator.functionStart(pc: pc, isReturnAddress: isReturnAddress) {
+                frame.source = sources[start]
+            }
+            return frame
         }
         if sample.truncated || frames.isEmpty {
             frames.insert(Frame(symbol: "<stack not fully captured>", image: ""), at: 0)

@@ -6,6 +6,9 @@ public struct CaptureConfig: Sendable, Equatable {
     public var frameMs: Double? = nil
     /// Thread names or globs to watch; `main` is the main role. Empty: main only.
     public var threadPatterns: [String] = []
+    /// Give the frames of reported call trees their function's `file:line`
+    /// (from DWARF, through llvm-symbolizer). Off by default: it runs a helper.
+    public var sourceLines = false
     public init() {}
 }
 

@@ -28,7 +28,7 @@ struct CallTreeStacks {
         stacks = []
         while let (node, parent) = pending.popLast() {
             let index = frames.count
-            frames.append(Frame(symbol: node.symbol, image: node.image))
+            frames.append(Frame(symbol: node.symbol, image: node.image, source: node.source))
             parents.append(parent)
             let childSamples = node.children.reduce(0) { Self.saturatingAdd($0, max(0, $1.sampleCount)) }
             let selfSamples = max(0, node.sampleCount) > childSamples ? node.sampleCount - childSamples : 0

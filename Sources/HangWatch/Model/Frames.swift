@@ -4,9 +4,15 @@
 public struct Frame: Sendable, Hashable {
     public var symbol: String
     public var image: String
-    public init(symbol: String, image: String) {
+    /// Where the frame's function is defined, `path:line` from its debug
+    /// information (`hangwatch run --source-lines`); nil when not asked for or
+    /// unknown. Per function, not per pc: every pc of one function has the
+    /// same source, so it never splits a call-tree node.
+    public var source: String?
+    public init(symbol: String, image: String, source: String? = nil) {
         self.symbol = symbol
         self.image = image
+        self.source = source
     }
 }
 

@@ -209,12 +209,17 @@ public struct CallTreeNode: Codable, Sendable, Equatable {
     public var selfMs: Double
     public var sampleCount: Int
     public var children: [CallTreeNode]
-    public init(symbol: String, image: String, weightMs: Double, selfMs: Double, sampleCount: Int, children: [CallTreeNode]) {
+    /// `path:line` where the node's function is defined (see `Frame.source`);
+    /// null unless the run asked for source lines and the debug information had them.
+    public var source: String?
+    public init(symbol: String, image: String, weightMs: Double, selfMs: Double, sampleCount: Int,
+                children: [CallTreeNode], source: String? = nil) {
         self.symbol = symbol
         self.image = image
         self.weightMs = weightMs
         self.selfMs = selfMs
         self.sampleCount = sampleCount
         self.children = children
+        self.source = source
     }
 }

@@ -124,8 +124,11 @@ struct CallTreeText {
         !name.hasPrefix("_") && !name.contains("+0x") && !glue.contains { name.hasPrefix($0) }
     }
 
-    /// "symbol [image]" squeezed into `width`: the image name is kept short, and
-    /// the symbol is shown in its short form, cut at the end if it must be.
+    /// "symbol [image File.swift:42]" squeezed into `width`: the image name is
+    /// kept short, and the symbol is shown in its short form, cut at the end if
+    /// it must be. The source (present with `--source-lines`) is the first thing
+    /// to go when the line is too long: it stays only while the bracket takes
+    /// at most a third of the room.
     static func label(for node: CallTreeNode, width: Int) -> String {
         let image = TextLayout.basename(node.image)
         let name = node.symbol.isEmpty
@@ -133,11 +136,23 @@ struct CallTreeText {
             : SymbolDisplayName(symbol: node.symbol, image: image)
         guard width > 0 else { return "" }
         var imagePart = image.isEmpty ? "" : " [" + image + "]"
-        if name.text.count + imagePart.count <= width { return name.text + imagePart }
         let imageBudget = width / 3
+        if let source = node.source.map(shortSource), !image.isEmpty {
+            let withSource = " [" + image + " " + source + "]"
+            if name.text.count + withSource.count <= width { return name.text + withSource }
+            if withSource.count <= imageBudget { return name.fitted(to: width - withSource.count) + withSource }
+        }
+        if name.text.count + imagePart.count <= width { return name.text + imagePart }
         if imagePart.count > imageBudget {
             imagePart = imageBudget >= 8 ? " [" + TextLayout.truncatingEnd(image, to: imageBudget - 3) + "]" : ""
         }
         return name.fitted(to: width - imagePart.count) + imagePart
+    }
+
+    /// "Work.swift:42" for "/src/Demo/Work.swift:42": the report file keeps the
+    /// whole path, a terminal line has room for the file name only.
+    static func shortSource(_ source: String) -> String {
+        guard let colon = source.lastIndex(of: ":") else { return TextLayout.basename(source) }
+        return TextLayout.basename(String(source[..<colon])) + String(source[colon...])
     }
 }

@@ -2,7 +2,8 @@
 //
 // The model's synthesized Decodable requires every non-optional field, so a
 // file written before `frameLoops`, the process metrics or the frame histogram
-// existed would be refused. These readers take each field by name and give the
+// existed would be refused. (Call-tree nodes keep the synthesized one: their
+// only late field, `source`, is optional, which it already reads as absent-or-null.) These readers take each field by name and give the
 // late additions their empty value when absent. Required fields stay required,
 // and error paths (`hangs[0].thread.tid`) come from the same coding keys.
 

@@ -148,6 +148,7 @@ struct NodeJSON: Encodable {
         try c.encode(roundedForJSON(node.weightMs), forKey: "weightMs")
         try c.encode(roundedForJSON(node.selfMs), forKey: "selfMs")
         try c.encode(node.sampleCount, forKey: "sampleCount")
+        try c.encode(node.source, forKey: "source")  // null unless the run asked for source lines
         let children = levelsLeft > 1 ? node.children : []
         try c.encode(children.map { NodeJSON(node: $0, levelsLeft: levelsLeft - 1) }, forKey: "children")
     }

@@ -57,9 +57,16 @@ public final class Symbolicator {
         let isReturnAddress: Bool
     }
 
+    /// What one address resolved to: its frame, and the start of its
+    /// function when a symbol named it.
+    private struct Resolution {
+        let frame: Frame
+        let start: FunctionStart?
+    }
+
     /// Sorted by `image.start`.
     private var modules: [Module] = []
-    private var cache: [CacheKey: Frame] = [:]
+    private var cache: [CacheKey: Resolution] = [:]
     private var demangler = Demangler()
     private let debugFiles: DebugFileLocator
 
@@ -92,19 +99,35 @@ public final class Symbolicator {
     ///   unknown or the module's file cannot be trusted, `image+0xOFFSET` of
     ///   the pc itself; `0xPC` in image `???` outside every module.
     public func symbolicate(pc: UInt64, isReturnAddress: Bool) -> Frame {
-        let key = CacheKey(pc: pc, isReturnAddress: isReturnAddress)
-        if let known = cache[key] { return known }
-        let frame = resolve(pc: pc, isReturnAddress: isReturnAddress)
-        cache[key] = frame
-        return frame
+        resolution(pc: pc, isReturnAddress: isReturnAddress).frame
     }
 
-    private func resolve(pc: UInt64, isReturnAddress: Bool) -> Frame {
+    /// The module file and ELF virtual address of the symbol that names the
+    /// frame of `pc` (same `isReturnAddress` rule as ``symbolicate(pc:isReturnAddress:)``),
+    /// for looking up its source in the module's debug information.
+    ///
+    /// Nil when no symbol covers the address (frames named by offset), when
+    /// the module's file cannot be trusted, and for modules without a file (the vDSO).
+    public func functionStart(pc: UInt64, isReturnAddress: Bool) -> FunctionStart? {
+        resolution(pc: pc, isReturnAddress: isReturnAddress).start
+    }
+
+    private func resolution(pc: UInt64, isReturnAddress: Bool) -> Resolution {
+        let key = CacheKey(pc: pc, isReturnAddress: isReturnAddress)
+        if let known = cache[key] { return known }
+        let resolved = resolve(pc: pc, isReturnAddress: isReturnAddress)
+        cache[key] = resolved
+        return resolved
+    }
+
+    private func resolve(pc: UInt64, isReturnAddress: Bool) -> Resolution {
         guard let module = module(containing: pc) else {
-            return Frame(symbol: "0x" + String(pc, radix: 16), image: "???")
+            return Resolution(frame: Frame(symbol: "0x" + String(pc, radix: 16), image: "???"), start: nil)
         }
-        let fallback = Frame(symbol: "\(module.displayName)+0x\(String(pc - module.image.start, radix: 16))",
-                             image: module.displayName)
+        let fallback = Resolution(
+            frame: Frame(symbol: "\(module.displayName)+0x\(String(pc - module.image.start, radix: 16))",
+                         image: module.displayName),
+            start: nil)
         guard let tables = symbols(of: module) else { return fallback }
 
         let adjustment: UInt64 = isReturnAddress ? 1 : 0
@@ -114,14 +137,21 @@ public final class Symbolicator {
         // The debug file's table is complete and sized; the own file's may be
         // only `.dynsym`, whose unsized entries can stretch over static code.
         if let hit = tables.debug?.lookup(fileAddress) ?? tables.own.lookup(fileAddress) {
-            return Frame(symbol: demangler.demangle(hit.name), image: module.displayName)
+            // Split debug files keep the addresses of the file they were split
+            // from, so the start is valid in the module's own file.
+            let start = module.image.inlineImage == nil
+                ? FunctionStart(modulePath: module.image.path, address: fileAddress - hit.offset) : nil
+            return Resolution(frame: Frame(symbol: demangler.demangle(hit.name), image: module.displayName),
+                              start: start)
         }
         guard let start = tables.own.functionStart(containing: fileAddress) else { return fallback }
         let (runtimeStart, overflow) = start.addingReportingOverflow(module.image.loadBias)
         guard !overflow, runtimeStart >= module.image.start, runtimeStart <= pc else { return fallback }
         if !tables.namesLocalFunctions { noteUnnamedFunctions(in: module) }
-        return Frame(symbol: "\(module.displayName)+0x\(String(runtimeStart - module.image.start, radix: 16))",
-                     image: module.displayName)
+        return Resolution(
+            frame: Frame(symbol: "\(module.displayName)+0x\(String(runtimeStart - module.image.start, radix: 16))",
+                         image: module.displayName),
+            start: nil)
     }
 
     private func noteUnnamedFunctions(in module: Module) {

@@ -51,9 +51,12 @@ public enum CallTreeBuilder {
 /// reverse pass: a child is always created after its parent.
 struct StackTrie {
     private struct Entry {
+        /// The first frame seen for this node; its source stands for the node,
+        /// which is consistent because a source is per function.
         var frame: Frame
         var samples = 0
         var selfSamples = 0
+        /// Keyed by symbol and image only: sources never split a node.
         var children: [Frame: Int] = [:]
     }
 
@@ -66,13 +69,14 @@ struct StackTrie {
         if frames.isEmpty { emptyStackSamples = Self.add(emptyStackSamples, weight) }
         var current = 0
         for frame in frames {
+            let key = Frame(symbol: frame.symbol, image: frame.image)
             let next: Int
-            if let existing = entries[current].children[frame] {
+            if let existing = entries[current].children[key] {
                 next = existing
             } else {
                 next = entries.count
                 entries.append(Entry(frame: frame))
-                entries[current].children[frame] = next
+                entries[current].children[key] = next
             }
             entries[next].samples = Self.add(entries[next].samples, weight)
             current = next
@@ -103,7 +107,8 @@ struct StackTrie {
             built[index] = CallTreeNode(symbol: entry.frame.symbol, image: entry.frame.image,
                                         weightMs: Double(entry.samples) * msPerSample,
                                         selfMs: Double(entry.selfSamples) * msPerSample,
-                                        sampleCount: entry.samples, children: children)
+                                        sampleCount: entry.samples, children: children,
+                                        source: entry.frame.source)
         }
         guard let root = built[0] else { return nil }
         // One shared outermost frame and no frameless samples: that frame is the real root.

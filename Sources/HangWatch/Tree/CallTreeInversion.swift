@@ -23,7 +23,7 @@ extension CallTreeNode {
         var stacks: [WeightedStack] = []
         while let (node, parent) = pending.popLast() {
             let index = frames.count
-            frames.append(Frame(symbol: node.symbol, image: node.image))
+            frames.append(Frame(symbol: node.symbol, image: node.image, source: node.source))
             parents.append(parent)
             let selfSamples = Self.samples(in: node.selfMs, msPerSample: msPerSample, atMost: node.sampleCount)
             if selfSamples > 0 {

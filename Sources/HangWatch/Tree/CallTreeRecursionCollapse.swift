@@ -33,6 +33,7 @@ private struct MergedTree {
         var weightMs: Double
         var selfMs: Double
         var sampleCount: Int
+        var source: String?
         var children: [Frame: Int] = [:]
     }
 
@@ -40,7 +41,7 @@ private struct MergedTree {
 
     init(root: CallTreeNode) {
         entries = [Entry(symbol: root.symbol, image: root.image, weightMs: root.weightMs,
-                         selfMs: root.selfMs, sampleCount: root.sampleCount)]
+                         selfMs: root.selfMs, sampleCount: root.sampleCount, source: root.source)]
     }
 
     /// Adds `node`, found below the node merged into `parent`, and returns the entry it went into.
@@ -58,7 +59,7 @@ private struct MergedTree {
             return existing
         }
         entries.append(Entry(symbol: node.symbol, image: node.image, weightMs: node.weightMs,
-                             selfMs: node.selfMs, sampleCount: node.sampleCount))
+                             selfMs: node.selfMs, sampleCount: node.sampleCount, source: node.source))
         entries[parent].children[frame] = entries.count - 1
         return entries.count - 1
     }
@@ -82,10 +83,11 @@ private struct MergedTree {
             }
             children.sort(by: CallTreeBuilder.heavierFirst)
             built[index] = CallTreeNode(symbol: entry.symbol, image: entry.image, weightMs: entry.weightMs,
-                                        selfMs: entry.selfMs, sampleCount: entry.sampleCount, children: children)
+                                        selfMs: entry.selfMs, sampleCount: entry.sampleCount, children: children,
+                                        source: entry.source)
         }
         // Entry 0 is the root and is always built.
         return built[0] ?? CallTreeNode(symbol: entries[0].symbol, image: entries[0].image, weightMs: 0,
-                                        selfMs: 0, sampleCount: 0, children: [])
+                                        selfMs: 0, sampleCount: 0, children: [], source: entries[0].source)
     }
 }

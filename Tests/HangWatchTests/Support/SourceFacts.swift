@@ -27,15 +27,15 @@ enum SourceFacts {
         return DebugFileLocator().candidatePaths(forBuildId: buildId).contains { FileManager.default.fileExists(atPath: $0) }
     }
 
-    /// The file a library of this test process was loaded from, by its file name.
-    static func loadedLibrary(named name: String) throws -> String {
-        let maps = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8)
-        for line in maps.split(separator: "\n") {
-            guard let slash = line.firstIndex(of: "/") else { continue }
-            let path = String(line[slash...])
-            if path.hasSuffix("/" + name) { return path }
+    /// The file the dynamic loader picks for library `name` of `program`, from `ldd`.
+    static func library(named name: String, loadedBy program: String) throws -> String {
+        let result = try ProcessRunner.run("/usr/bin/ldd", [program], timeout: 30)
+        for line in result.stdout.split(separator: "\n") {
+            // "\tlibFoundation.so => /opt/swift/usr/lib/swift/linux/libFoundation.so (0x...)"
+            let words = line.split(separator: " ").map { $0.trimmingCharacters(in: .whitespaces) }
+            if words.count >= 3, words[0] == name, words[1] == "=>" { return words[2] }
         }
-        throw TestFailure("\(name) is not loaded in the test process")
+        throw TestFailure("ldd does not list \(name) for \(program): \(result.stdout)")
     }
 
     /// Every node of a tree, depth first.
