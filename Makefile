@@ -12,7 +12,7 @@ AGENT_SRC   := $(wildcard CSupport/engine/*.c) $(wildcard CSupport/agent/*.c)
 AGENT_HDR   := $(wildcard CSupport/engine/*.h CSupport/engine/include/*.h CSupport/agent/*.h)
 CC          ?= cc
 AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-pointer \
-               -funwind-tables -fvisibility=default -Wall -Wextra -ICSupport/engine/include \
+               -funwind-tables -fvisibility=hidden -flto -Wall -Wextra -ICSupport/engine/include \
                -Wl,--build-id -Wl,-z,nodelete
 APT_PACKAGES := libunwind-dev libelf-dev zlib1g-dev libc6-dbg
 

@@ -27,5 +27,9 @@ typedef struct hw_real_calls {
 } hw_real_calls;
 
 extern hw_real_calls hw_real;
+
+/// The agent is built with hidden visibility so its own calls are direct;
+/// only the functions it interposes are exported.
+#define HW_EXPORT __attribute__((visibility("default")))
 void hw_resolve_real_calls(void);
 #endif

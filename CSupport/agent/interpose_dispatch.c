@@ -76,20 +76,20 @@ static void run_block(void *block) {
     dq.block_release(block);
 }
 
-void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
+HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
     wrapped_work *w = wrap_for(q) ? wrap(fn, ctx, true) : NULL;
     if (!w) { dq.async_f(q, ctx, fn); return; }
     hw_main_queue_enqueued();
     dq.async_f(q, w, run_wrapped);
 }
 
-void dispatch_after_f(dispatch_time_value when, dispatch_queue_ref q, void *ctx, work_fn fn) {
+HW_EXPORT void dispatch_after_f(dispatch_time_value when, dispatch_queue_ref q, void *ctx, work_fn fn) {
     wrapped_work *w = wrap_for(q) ? wrap(fn, ctx, false) : NULL;
     if (!w) { dq.after_f(when, q, ctx, fn); return; }
     dq.after_f(when, q, w, run_wrapped);
 }
 
-void dispatch_async(dispatch_queue_ref q, void *block) {
+HW_EXPORT void dispatch_async(dispatch_queue_ref q, void *block) {
     wrapped_work *w = (wrap_for(q) && dq.block_copy && dq.block_release && dq.async_f)
                           ? wrap(run_block, dq.block_copy(block), true) : NULL;
     if (!w) { dq.async(q, block); return; }
@@ -97,14 +97,14 @@ void dispatch_async(dispatch_queue_ref q, void *block) {
     dq.async_f(q, w, run_wrapped);
 }
 
-void dispatch_after(dispatch_time_value when, dispatch_queue_ref q, void *block) {
+HW_EXPORT void dispatch_after(dispatch_time_value when, dispatch_queue_ref q, void *block) {
     wrapped_work *w = (wrap_for(q) && dq.block_copy && dq.block_release && dq.after_f)
                           ? wrap(run_block, dq.block_copy(block), false) : NULL;
     if (!w) { dq.after(when, q, block); return; }
     dq.after_f(when, q, w, run_wrapped);
 }
 
-void dispatch_main(void) {
+HW_EXPORT void dispatch_main(void) {
     resolve();
     hw_main_thread_parks();
     dq.dispatch_main();

@@ -6,13 +6,13 @@
 
 #include <string.h>
 
-int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+HW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     if (sig == SIGPROF && hw_engine_running()) return hw_signal_set_chained(act, old);
     if (!hw_real.sigaction) hw_resolve_real_calls();
     return hw_real.sigaction(sig, act, old);
 }
 
-__sighandler_t signal(int sig, __sighandler_t handler) {
+HW_EXPORT __sighandler_t signal(int sig, __sighandler_t handler) {
     if (sig == SIGPROF && hw_engine_running()) {
         struct sigaction act, old;
         memset(&act, 0, sizeof act);

@@ -77,7 +77,7 @@ static int left_ms(uint64_t deadline) {
 
 // ---- fd-set and epoll waits -------------------------------------------------
 
-int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask) {
+HW_EXPORT int ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask) {
     ENSURE_REAL_CALLS();
     if (tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0) return hw_real.ppoll(fds, n, tmo, mask);
     wait_scope w;
@@ -113,17 +113,17 @@ static int poll_common(struct pollfd *fds, nfds_t n, int timeout, uintptr_t site
     return rc;
 }
 
-int poll(struct pollfd *fds, nfds_t n, int timeout) {
+HW_EXPORT int poll(struct pollfd *fds, nfds_t n, int timeout) {
     ENSURE_REAL_CALLS();
     return poll_common(fds, n, timeout, (uintptr_t)__builtin_return_address(0), NULL, 0);
 }
 
-int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen) {
+HW_EXPORT int __poll_chk(struct pollfd *fds, nfds_t n, int timeout, size_t fdslen) {
     ENSURE_REAL_CALLS();
     return poll_common(fds, n, timeout, (uintptr_t)__builtin_return_address(0), hw_real.poll_chk, fdslen);
 }
 
-int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask,
+HW_EXPORT int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask,
                 size_t fdslen) {
     (void)fdslen; // the fortify check only guards against n exceeding the array
     if (hw_real.ppoll_chk && (!tmo || tmo->tv_sec || tmo->tv_nsec) && !hw_current_slot())
@@ -131,7 +131,7 @@ int __ppoll_chk(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const 
     return ppoll(fds, n, tmo, mask);
 }
 
-int select(int nfds, fd_set *r, fd_set *wr, fd_set *e, struct timeval *tv) {
+HW_EXPORT int select(int nfds, fd_set *r, fd_set *wr, fd_set *e, struct timeval *tv) {
     ENSURE_REAL_CALLS();
     if (tv && tv->tv_sec == 0 && tv->tv_usec == 0) return hw_real.select(nfds, r, wr, e, tv);
     wait_scope w;
@@ -156,7 +156,7 @@ int select(int nfds, fd_set *r, fd_set *wr, fd_set *e, struct timeval *tv) {
     return rc;
 }
 
-int pselect(int nfds, fd_set *r, fd_set *wr, fd_set *e, const struct timespec *tmo, const sigset_t *mask) {
+HW_EXPORT int pselect(int nfds, fd_set *r, fd_set *wr, fd_set *e, const struct timespec *tmo, const sigset_t *mask) {
     ENSURE_REAL_CALLS();
     if (tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0) return hw_real.pselect(nfds, r, wr, e, tmo, mask);
     wait_scope w;
@@ -200,12 +200,12 @@ static int epoll_common(int epfd, struct epoll_event *ev, int max, int timeout, 
     return rc;
 }
 
-int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout) {
+HW_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout) {
     ENSURE_REAL_CALLS();
     return epoll_common(epfd, ev, max, timeout, NULL, false, (uintptr_t)__builtin_return_address(0));
 }
 
-int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask) {
+HW_EXPORT int epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask) {
     ENSURE_REAL_CALLS();
     return epoll_common(epfd, ev, max, timeout, mask, true, (uintptr_t)__builtin_return_address(0));
 }
@@ -225,7 +225,7 @@ static int sleep_on_until(wait_scope *w, uint64_t deadline) {
     }
 }
 
-int nanosleep(const struct timespec *req, struct timespec *rem) {
+HW_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
     ENSURE_REAL_CALLS();
     wait_scope w;
     if (!req || !scope_enter(&w, (uintptr_t)__builtin_return_address(0), HW_WAIT_SLEEP, false, HW_CALL_NANOSLEEP))
@@ -241,7 +241,7 @@ int nanosleep(const struct timespec *req, struct timespec *rem) {
     return rc;
 }
 
-int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+HW_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
     ENSURE_REAL_CALLS();
     wait_scope w;
     if (!req || !scope_enter(&w, (uintptr_t)__builtin_return_address(0), HW_WAIT_SLEEP, false, HW_CALL_CLOCK_NANOSLEEP))
@@ -264,7 +264,7 @@ int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, stru
     return err;
 }
 
-int usleep(useconds_t usec) {
+HW_EXPORT int usleep(useconds_t usec) {
     ENSURE_REAL_CALLS();
     wait_scope w;
     if (usec == 0 || !scope_enter(&w, (uintptr_t)__builtin_return_address(0), HW_WAIT_SLEEP, false, HW_CALL_USLEEP))
@@ -277,7 +277,7 @@ int usleep(useconds_t usec) {
     return rc;
 }
 
-unsigned sleep(unsigned seconds) {
+HW_EXPORT unsigned sleep(unsigned seconds) {
     ENSURE_REAL_CALLS();
     wait_scope w;
     if (seconds == 0 || !scope_enter(&w, (uintptr_t)__builtin_return_address(0), HW_WAIT_SLEEP, false, HW_CALL_SLEEP))

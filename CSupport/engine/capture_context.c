@@ -14,6 +14,7 @@ _Static_assert(HW_REG_RBX == 3 && HW_REG_RBP == 6 && HW_REG_RSP == 7 && HW_REG_R
 __asm__(
     ".text\n"
     ".globl hw_capture_context\n"
+    ".hidden hw_capture_context\n"
     ".type hw_capture_context,@function\n"
     "hw_capture_context:\n"
     ".cfi_startproc\n"
