@@ -28,9 +28,7 @@ hw_log_header *hw_log_create(const char *path, uint64_t capacity) {
     if (fd < 0) return NULL;
     size_t total = HW_HEADER_BYTES + capacity;
     if (ftruncate(fd, (off_t)total) != 0) { close(fd); return NULL; }
-    // Populated up front by the reader, so the target's first touch of each
-    // ring page finds it allocated (a cheap minor fault, no page clearing).
-    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    void *p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     close(fd);
     if (p == MAP_FAILED) return NULL;
     init_header(p, capacity);
