@@ -28,6 +28,7 @@ static void record_stack_bounds(hw_slot *slot) {
     pthread_attr_destroy(&attr);
 }
 
+// SIGNAL-SAFE (the main-queue identify path calls it): reserve, prctl, commit.
 void hw_log_thread(const hw_slot *slot) {
     if (!hw_g.log || hw_g.disabled) return;
     hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
@@ -114,7 +115,7 @@ void hw_tls_leave(hw_tls_saved saved) {
     tls_state = saved.state;
 }
 
-// Exposed for the signal handler, which must not take the slow path above.
+// SIGNAL-SAFE. Exposed for the signal handler, which must not take the slow path above.
 hw_slot *hw_tls_slot_fast(void);
 hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
 
