@@ -20,30 +20,10 @@ struct CallTreeStacks {
     init?(_ root: CallTreeNode) {
         guard root.sampleCount > 0, root.weightMs.isFinite, root.weightMs > 0 else { return nil }
         msPerSample = root.weightMs / Double(root.sampleCount)
-        let skipRoot = CallTreeBuilder.isSyntheticRoot(root)
-        // Parent links instead of a path copy per node: deep trees stay linear to walk.
-        var frames: [Frame] = []
-        var parents: [Int] = []
-        var pending: [(node: CallTreeNode, parent: Int)] = [(root, -1)]
-        stacks = []
-        while let (node, parent) = pending.popLast() {
-            let index = frames.count
-            frames.append(Frame(symbol: node.symbol, image: node.image, source: node.source))
-            parents.append(parent)
+        stacks = root.sampledPathsLeafFirst { node in
             let childSamples = node.children.reduce(0) { Self.saturatingAdd($0, max(0, $1.sampleCount)) }
-            let selfSamples = max(0, node.sampleCount) > childSamples ? node.sampleCount - childSamples : 0
-            if selfSamples > 0 {
-                var path: [Frame] = []
-                var cursor = index
-                while cursor >= 0 {
-                    path.append(frames[cursor])
-                    cursor = parents[cursor]
-                }
-                if skipRoot { path.removeLast() }
-                stacks.append(WeightedStack(frames: path.reversed(), weight: selfSamples))
-            }
-            for child in node.children { pending.append((child, index)) }
-        }
+            return max(0, node.sampleCount) > childSamples ? node.sampleCount - childSamples : 0
+        }.map { WeightedStack(frames: $0.frames.reversed(), weight: $0.weight) }
     }
 
     /// The tree these stacks make, or nil when no sample is left.

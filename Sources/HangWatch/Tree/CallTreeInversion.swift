@@ -15,29 +15,9 @@ extension CallTreeNode {
         guard sampleCount > 0, weightMs > 0, weightMs.isFinite else { return nil }
         let msPerSample = weightMs / Double(sampleCount)
 
-        // Flatten with parent links so each stack is rebuilt only where a sample
-        // ended, instead of carrying a path copy for every node of a deep tree.
-        var frames: [Frame] = []
-        var parents: [Int] = []
-        var pending: [(node: CallTreeNode, parent: Int)] = [(self, -1)]
-        var stacks: [WeightedStack] = []
-        while let (node, parent) = pending.popLast() {
-            let index = frames.count
-            frames.append(Frame(symbol: node.symbol, image: node.image, source: node.source))
-            parents.append(parent)
-            let selfSamples = Self.samples(in: node.selfMs, msPerSample: msPerSample, atMost: node.sampleCount)
-            if selfSamples > 0 {
-                var path: [Frame] = []
-                var cursor = index
-                while cursor >= 0 {
-                    path.append(frames[cursor])
-                    cursor = parents[cursor]
-                }
-                // `path` runs leaf to root, which is exactly the inverted order.
-                if CallTreeBuilder.isSyntheticRoot(self) { path.removeLast() }
-                stacks.append(WeightedStack(frames: path, weight: selfSamples))
-            }
-            for child in node.children { pending.append((child, index)) }
+        // Leaf-first paths are exactly the inverted order.
+        let stacks = sampledPathsLeafFirst { node in
+            Self.samples(in: node.selfMs, msPerSample: msPerSample, atMost: node.sampleCount)
         }
         return CallTreeBuilder.build(stacks, msPerSample: msPerSample)
     }

@@ -49,27 +49,10 @@ extension CallTreeNode {
     ///
     /// The `<all>` node that the tree builder adds when stacks share no root is
     /// not a real frame and is left out; its own samples become `[unknown]`.
-    /// Iterative, because a runaway recursion makes trees thousands of levels deep.
     func sampledStacks() -> [SampledStack] {
-        var result: [SampledStack] = []
-        var path: [Frame] = []
-        // (node, number of frames above it on the path)
-        var pending: [(node: CallTreeNode, depth: Int)] = []
-        if CallTreeBuilder.isSyntheticRoot(self) {
-            if selfSampleCount > 0 { result.append(SampledStack(frames: [unknownFrame], samples: selfSampleCount)) }
-            pending = children.reversed().map { (node: $0, depth: 0) }
-        } else {
-            pending = [(self, 0)]
+        sampledPathsLeafFirst { $0.selfSampleCount }.map { stack in
+            SampledStack(frames: stack.frames.isEmpty ? [unknownFrame] : stack.frames.reversed(), samples: stack.weight)
         }
-        while let (node, depth) = pending.popLast() {
-            path.removeSubrange(min(depth, path.count)...)
-            path.append(Frame(symbol: node.symbol, image: node.image))
-            let own = node.selfSampleCount
-            if own > 0 { result.append(SampledStack(frames: path, samples: own)) }
-            // Reversed, so the first (heaviest) child is visited first.
-            for child in node.children.reversed() { pending.append((child, path.count)) }
-        }
-        return result
     }
 }
 
