@@ -77,8 +77,8 @@ private struct EncodedReader {
         let fieldAddress = base &+ UInt64(offset)
         let raw: UInt64
         switch encoding & 0x0f {
-        case 0x01: guard let value = uleb128() else { return nil }; raw = value
-        case 0x09: guard let value = sleb128() else { return nil }; raw = value
+        case 0x01: guard let value = leb128(signed: false) else { return nil }; raw = value
+        case 0x09: guard let value = leb128(signed: true) else { return nil }; raw = value
         default:
             guard let size = fixedSize(of: encoding), let value = fixed(size: size,
                                                                        signed: encoding & 0x08 != 0)
@@ -106,20 +106,8 @@ private struct EncodedReader {
         return value
     }
 
-    private mutating func uleb128() -> UInt64? {
-        var value: UInt64 = 0
-        var shift: UInt64 = 0
-        while offset < bytes.count {
-            let byte = bytes[offset]
-            offset += 1
-            if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
-            shift += 7
-            if byte & 0x80 == 0 { return value }
-        }
-        return nil
-    }
-
-    private mutating func sleb128() -> UInt64? {
+    /// A LEB128 number; `signed` sign-extends from the last byte's bit 6.
+    private mutating func leb128(signed: Bool) -> UInt64? {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while offset < bytes.count {
@@ -128,7 +116,7 @@ private struct EncodedReader {
             if shift < 64 { value |= UInt64(byte & 0x7f) << shift }
             shift += 7
             if byte & 0x80 == 0 {
-                if shift < 64, byte & 0x40 != 0 { value |= ~UInt64(0) << shift }
+                if signed, shift < 64, byte & 0x40 != 0 { value |= ~UInt64(0) << shift }
                 return value
             }
         }
