@@ -185,14 +185,15 @@ hw_slot *hw_main_queue_slot_if_running_here(void) {
 hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
     if (!slot || !probe.current_queue || probe.current_queue() != probe.main_queue) return NULL;
-    uint64_t top = (uint64_t)(uintptr_t)pthread_self();
-    slot->stack_lo = sp;
-    slot->stack_hi = top > sp ? top : sp;
     pid_t tid = (pid_t)syscall(SYS_gettid);
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
         && none != tid)
         return NULL;
+    // Only the thread that claimed the queue sets the stack bounds it is sampled with.
+    uint64_t top = (uint64_t)(uintptr_t)pthread_self();
+    slot->stack_lo = sp;
+    slot->stack_hi = top > sp ? top : sp;
     if (none == 0) hw_log_thread(slot); // reserve, prctl(PR_GET_NAME), commit: no locks
     return slot;
 }
