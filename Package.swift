@@ -29,15 +29,40 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("unwind-x86_64"), .linkedLibrary("unwind")]
         ),
+        // `hangwatch attach` / `dump`: watching a running process from outside
+        // (/proc heartbeat, per-sample ptrace stops). Pure C; no agent code.
+        .target(
+            name: "CHangWatchAttach",
+            dependencies: ["CHangWatchEngine"],
+            path: "CSupport/attach",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("pthread")]
+        ),
         // libelf, read from Swift for symbol tables and build-ids.
         .systemLibrary(name: "CLibElf", path: "Sources/CLibElf"),
         // zlib, for gzip-compressed pprof profiles.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
-        .target(
-            name: "HangWatch",
-            dependencies: ["CHangWatchEngine", "CHangWatchUnwind", "CLibElf", "CZlib"],
-            linkerSettings: [.linkedLibrary("stdc++")]
-        ),
+        // The Swift side, one target per stage, each depending only on those above it
+        // in this list: model → symbols → capture → analysis → render → library → CLI.
+        // SwiftPM refuses cycles between targets, so no stage can reach back up.
+
+        // The report model and its JSON file (written and read): what every other stage shares.
+        .target(name: "HangWatchModel"),
+        // ELF symbol tables, build-ids, demangling, source lines: addresses to names.
+        .target(name: "HangWatchSymbols", dependencies: ["HangWatchModel", "CLibElf"],
+                linkerSettings: [.linkedLibrary("stdc++")]),
+        // The sample-log reader: records in, unwound samples out (libunwind via CHangWatchUnwind);
+        // `attach` drives the CHangWatchAttach poller into a sample log of its own.
+        .target(name: "HangWatchCapture",
+                dependencies: ["HangWatchSymbols", "CHangWatchEngine", "CHangWatchUnwind", "CHangWatchAttach"]),
+        // Captured samples to the report: report builder, call trees, filters, diff, metrics,
+        // hang states (CPU clock, lock owners), and `dump`'s resolved thread stacks.
+        .target(name: "HangWatchAnalysis", dependencies: ["HangWatchCapture", "CHangWatchEngine", "CHangWatchAttach"]),
+        // The report in every format (text, markdown, HTML, exports) and diffs, with display names.
+        .target(name: "HangWatchRender", dependencies: ["HangWatchAnalysis", "CZlib"]),
+        // The library face: HangWatcher, FrameMonitor, LoopHeartbeat, re-exporting the model.
+        .target(name: "HangWatch", dependencies: ["HangWatchRender", "CHangWatchEngine"]),
+        // The command-line tool: argument parsing and process handling over the stages.
         .executableTarget(name: "hangwatch", dependencies: ["HangWatch"]),
 
         // Demos used by the Quick start, the tests and the benchmarks.
@@ -46,11 +71,23 @@ let package = Package(
         .executableTarget(name: "DispatchMainDemo", dependencies: ["DemoSupport"], path: "Demos/DispatchMainDemo"),
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
+        .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
 
         // Benchmark programs for `make bench` (Bench/run.sh).
         .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),
         .executableTarget(name: "BenchIdleDispatch", dependencies: ["HangWatch"], path: "Bench/IdleDispatch"),
 
+        // Tests take the shape of the sources: one fast, in-process target per stage, the
+        // library face, and the integration tests that launch programs (hangwatch, the
+        // demos, compilers, validators, a browser). `swift test --skip IntegrationTests`
+        // runs the unit layer alone.
+        .target(name: "HangWatchTestSupport", dependencies: ["HangWatch"], path: "Tests/HangWatchTestSupport"),
+        .testTarget(name: "HangWatchModelTests", dependencies: ["HangWatchModel"]),
+        .testTarget(name: "HangWatchSymbolsTests", dependencies: ["HangWatchSymbols", "HangWatchTestSupport"]),
+        .testTarget(name: "HangWatchCaptureTests", dependencies: ["HangWatchCapture"]),
+        .testTarget(name: "HangWatchAnalysisTests", dependencies: ["HangWatchAnalysis", "HangWatchTestSupport"]),
+        .testTarget(name: "HangWatchRenderTests", dependencies: ["HangWatchRender", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["HangWatch", "HangWatchTestSupport"]),
     ]
 )

@@ -3,11 +3,11 @@
  * measure (c): the cost hangwatch adds to each loop iteration.
  *
  *   cc -O2 -pthread -o heartbeat_loop heartbeat_loop.c
- *   heartbeat_loop [--iters 1000000] [--call epoll|poll|clock] [--idle-thread] [--out FILE]
+ *   heartbeat_loop [--iters 1000000] [--call epoll|poll|clock] [--timeout MS] [--idle-thread] [--out FILE]
  *
  * An eventfd holding 1 is never read, so it stays readable and every wait
  * returns immediately with one event. The waits use timeout -1 (epoll_wait)
- * or -1 (poll): a real loop wait for hangwatch (a zero timeout is passed
+ * or -1 (poll) unless --timeout says otherwise: a real loop wait for hangwatch (a zero timeout is passed
  * through untouched and would not exercise the heartbeat). 1000 warm-up
  * iterations, then `iters` timed ones. With --out FILE one line is appended:
  *   loop_ns=<wall ns of the timed iterations> iters=<n> call=<epoll|poll|clock>
@@ -48,7 +48,7 @@ static uint64_t mono_ns(void)
 int main(int argc, char **argv)
 {
     long iters = 1000000;
-    int use_poll = 0, use_clock = 0, extra_thread = 0;
+    int use_poll = 0, use_clock = 0, extra_thread = 0, timeout_ms = -1;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = atol(argv[++i]);
@@ -58,6 +58,7 @@ int main(int argc, char **argv)
             use_clock = !strcmp(argv[i], "clock");
         }
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) timeout_ms = atoi(argv[++i]); /* a loop with timers */
         else if (!strcmp(argv[i], "--idle-thread")) extra_thread = 1;
         else { fprintf(stderr, "heartbeat_loop: bad argument '%s'\n", argv[i]); return 2; }
     }
@@ -79,10 +80,10 @@ int main(int argc, char **argv)
             clock_gettime(CLOCK_MONOTONIC, &ts);
             events += 1 + (ts.tv_nsec < 0);
         } else if (use_poll) {
-            events += poll(&pfd, 1, -1);
+            events += poll(&pfd, 1, timeout_ms);
         } else {
             struct epoll_event got;
-            events += epoll_wait(ep, &got, 1, -1);
+            events += epoll_wait(ep, &got, 1, timeout_ms);
         }
     }
     uint64_t dt = mono_ns() - t0;

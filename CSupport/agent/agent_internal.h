@@ -1,7 +1,7 @@
 // Shared between the preload agent's files.
 #ifndef HANGWATCH_AGENT_INTERNAL_H
 #define HANGWATCH_AGENT_INTERNAL_H
-#include "hangwatch_engine.h"
+#include "../engine/agent_hooks.h"
 #include <poll.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -9,6 +9,8 @@
 #include <time.h>
 
 /// The libc functions we wrap, found with dlsym(RTLD_NEXT) at load time.
+/// The wrappers resume and the engine calls through these, never through
+/// the agent's own exported symbols.
 typedef struct hw_real_calls {
     int (*ppoll)(struct pollfd *, nfds_t, const struct timespec *, const sigset_t *);
     int (*poll)(struct pollfd *, nfds_t, int);
@@ -22,8 +24,16 @@ typedef struct hw_real_calls {
     int (*clock_nanosleep)(clockid_t, int, const struct timespec *, struct timespec *);
     int (*usleep)(useconds_t);
     unsigned (*sleep)(unsigned);
+    int (*sigtimedwait)(const sigset_t *, siginfo_t *, const struct timespec *);
+    int (*sigwaitinfo)(const sigset_t *, siginfo_t *);
+    int (*sigsuspend)(const sigset_t *);
+    int (*pause)(void);
     int (*sigaction)(int, const struct sigaction *, struct sigaction *);
-    __sighandler_t (*signal)(int, __sighandler_t);
+    __sighandler_t (*signal)(int, __sighandler_t); // also bsd_signal and ssignal: one function in glibc
+    __sighandler_t (*sysv_signal)(int, __sighandler_t);
+    __sighandler_t (*sigset)(int, __sighandler_t);
+    int (*siginterrupt)(int, int);
+    int (*sigignore)(int);
 } hw_real_calls;
 
 extern hw_real_calls hw_real;
@@ -32,4 +42,8 @@ extern hw_real_calls hw_real;
 /// only the functions it interposes are exported.
 #define HW_EXPORT __attribute__((visibility("default")))
 void hw_resolve_real_calls(void);
+
+/// Another library's constructor may wait before ours has run.
+#define HW_ENSURE_REAL_CALLS() \
+    do { if (__builtin_expect(!hw_real.sigsuspend, 0)) hw_resolve_real_calls(); } while (0)
 #endif

@@ -4,6 +4,7 @@
 // (fork, or exec of another program) sees that the log belongs to another pid
 // and stays inert: only the launched program is watched.
 #include "agent_internal.h"
+#include "../engine/engine_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -30,6 +31,14 @@ void hw_resolve_real_calls(void) {
     RESOLVE(sleep, "sleep");
     RESOLVE(sigaction, "sigaction");
     RESOLVE(signal, "signal");
+    RESOLVE(sysv_signal, "sysv_signal");
+    RESOLVE(sigset, "sigset");
+    RESOLVE(siginterrupt, "siginterrupt");
+    RESOLVE(sigignore, "sigignore");
+    RESOLVE(sigtimedwait, "sigtimedwait");
+    RESOLVE(sigwaitinfo, "sigwaitinfo");
+    RESOLVE(pause, "pause");
+    RESOLVE(sigsuspend, "sigsuspend"); // last: HW_ENSURE_REAL_CALLS tests it
 }
 
 static void child_after_fork(void) { hw_engine_disable_after_fork(); }
@@ -53,8 +62,10 @@ __attribute__((constructor)) static void hw_agent_start(void) {
         .arm_ns = 0,
         .frame_ns = log->frame_ns,
         .thread_patterns = log->thread_patterns,
+        .flags = (log->flags & HW_LOG_SIGNAL_SAMPLES) ? HW_CONFIG_SIGNAL_SAMPLES : 0,
     };
     pthread_atfork(NULL, NULL, child_after_fork);
+    hw_engine_set_interposed();
     hw_engine_start(log, &config);
 }
 

@@ -2,7 +2,7 @@
 // The watchdog later copies that thread's stack from the saved stack pointer
 // and the reader unwinds from these registers with the callers' DWARF CFI,
 // which needs exact callee-saved registers: hence assembly, not a guess.
-#include "hangwatch_engine.h"
+#include "agent_hooks.h"
 #include <stddef.h>
 
 _Static_assert(HW_REG_RBX == 3 && HW_REG_RBP == 6 && HW_REG_RSP == 7 && HW_REG_R12 == 12

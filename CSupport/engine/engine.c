@@ -29,6 +29,8 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
     if (config->thread_patterns)
         strncpy(hw_g.patterns, config->thread_patterns, sizeof hw_g.patterns - 1);
     hw_g.pid = getpid();
+    hw_owner_claim();
+    if (hw_slots_init() != 0) return -1;
     hw_g.generation = __atomic_add_fetch(&log->generation, 1, __ATOMIC_ACQ_REL);
     log_session();
     hw_modules_record(log, hw_g.generation);
@@ -44,8 +46,10 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
 void hw_engine_stop(void) {
     if (!hw_g.running || hw_g.disabled) return;
     // Frames still buffered: at exit the loop threads no longer write.
+    if (!hw_owned()) return; // a child that inherited our memory: the log is not ours
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < count; i++) hw_flush_frames(&hw_g.slots[i]);
+    for (uint32_t i = 0; i < count; i++)
+        if (hw_slot_alive(__atomic_load_n(&hw_g.slots[i].life, __ATOMIC_ACQUIRE))) hw_flush_frames(&hw_g.slots[i]);
     hw_g.running = false;
     hw_rec_exit *rec = (hw_rec_exit *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (rec) {
@@ -59,10 +63,10 @@ void hw_engine_disable_after_fork(void) {
     hw_g.disabled = true;
     hw_g.running = false;
     hw_g.log = NULL;
+    for (uint32_t i = 0; i < HW_MAX_SLOTS; i++) hw_perf_after_fork(&hw_g.slots[i].session.perf);
+    hw_lock_after_fork();
 }
 
-bool hw_engine_running(void) { return hw_g.running && !hw_g.disabled; }
+bool hw_engine_running(void) { return hw_g.running && !hw_g.disabled && hw_owned(); }
 
-void hw_engine_modules_changed(void) {
-    if (hw_engine_running()) hw_modules_record(hw_g.log, hw_g.generation);
-}
+void hw_engine_set_interposed(void) { hw_g.interposed = true; }

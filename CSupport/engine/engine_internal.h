@@ -1,44 +1,86 @@
-// State shared between the engine's files. Not part of the public API.
+// State shared between the engine's files; the agent's wrappers use some of it
+// too (the exec guard, signal chaining and counts, the watchdog's stop and
+// restart). Not part of the public API.
 #ifndef HANGWATCH_ENGINE_INTERNAL_H
 #define HANGWATCH_ENGINE_INTERNAL_H
 
 #include "hangwatch_engine.h"
+#include "agent_hooks.h"
 #include <pthread.h>
 #include <signal.h>
 
-#define HW_MAX_SLOTS 64
+#define HW_MAX_SLOTS 256
 #define HW_SAMPLE_COOKIE 0x48574348   /* si_value marking our own SIGPROF */
 #define HW_IDENTIFY_COOKIE 0x48574349 /* ours too: "are you running the main queue?" */
 
 enum { HW_STATE_BUSY = 0, HW_STATE_WAITING = 1 };
 
+/// What /proc says a thread is doing right now (proc_probe.c).
+typedef enum hw_thread_activity {
+    HW_ACTIVITY_UNKNOWN = 0, // nothing readable (privilege drop): never signal, never guess
+    HW_ACTIVITY_RUNNING,     // on a CPU or runnable in user space: a signal cannot cut a wait short
+    HW_ACTIVITY_BLOCKED,     // inside a syscall; `nr`, `sp`, `pc` known when `exact`
+    HW_ACTIVITY_GONE,        // the thread has exited
+} hw_thread_activity;
+
+typedef struct hw_thread_probe {
+    hw_thread_activity activity;
+    bool exact;        // nr/sp/pc come from /proc/.../syscall (else from stat: state only)
+    long nr;
+    uint64_t sp, pc;
+    uint64_t args[6];  // the syscall's arguments when `exact` (futex: its address and op)
+} hw_thread_probe;
+
+/// A perf_event sampler on one thread and the ring the kernel writes its samples to (sampler_perf.c).
+typedef struct hw_perf_ring {
+    int fd;
+    void *map;     // NULL: not sampling
+    size_t len;
+    uint32_t lost; // samples the kernel dropped because the ring was full
+} hw_perf_ring;
+
 /// Watchdog-private bookkeeping for one slot's current sampling session.
+/// Descriptors live in the watchdog's private descriptor table (see proc_probe.c).
 typedef struct hw_session {
     bool active;
     bool hang_announced;
+    uint32_t life;             // the slot's life when the session started
     uint64_t busy_seq;
-    int syscall_fd;            // /proc/self/task/TID/syscall, open while sampling
+    int syscall_fd;            // /proc/self/task/TID/syscall
+    int stat_fd;               // /proc/self/task/TID/stat (readable after a privilege drop)
     uint64_t last_blocked_gen; // dedups samples of one long interposed wait
     uint64_t last_sys_sp, last_sys_pc; // dedups samples of one long other syscall
     long last_sys_nr;
     bool last_was_blocked;
+    bool unsampled_noted;      // a note already says some ticks could not be sampled
     uint32_t hits_at_start;
     uint32_t requested;
-    uint32_t ticks;
+    uint32_t unsampled;        // ticks with the thread's state unreadable
+    uint32_t steady;           // consecutive polls that found the same blocked stack
+    uint32_t repeat_extra;     // ticks beyond one since the previous tick (set by the watchdog)
     pid_t os_tid;              // thread the session samples
     bool signal_blocked;       // the thread blocks SIGPROF: no signals this session
+    hw_perf_ring perf;         // the kernel's sampler for this session; not mapped: signals
+    uint64_t perf_until_ns;    // kernel samples after this are not the session's (0: no limit yet)
 } hw_session;
 
 struct hw_slot {
+    // Odd while the slot belongs to a live thread (or the main queue); bumped
+    // when a thread claims it and when that thread exits. The watchdog only
+    // acts on a slot whose life it read before and after.
+    uint32_t life;
     // Written by the watched thread (heartbeat), read by the watchdog.
     uint32_t state;            // HW_STATE_*
     uint64_t busy_seq;         // bumped at every busy-period start
     uint64_t busy_since_ns;
+    uint64_t idle_since_ns;    // when the latest busy period ended (its loop wait began)
     bool launched;             // first loop wait seen
-    // Interposed blocking call in progress.
+    // Interposed blocking call in progress: its registers live here, in the
+    // slot, never on the thread's stack (a cancelled or longjmp'd wait would
+    // leave a pointer into a dead frame). Seqlock: odd generation while written.
     uint32_t blocked_call;     // HW_CALL_*; 0 when not blocked
-    uint64_t blocked_gen;      // odd while a context is being published
-    hw_blocked_context *blocked_ctx;
+    uint64_t blocked_gen;
+    uint64_t blocked_regs[HW_REG_COUNT];
     // Written by the signal handler on the watched thread.
     uint32_t signal_hits;
     // Identity. `tid` is the slot id written in records; `os_tid` the thread
@@ -55,7 +97,8 @@ struct hw_slot {
     uint32_t frame_count;
     uint64_t frame_start[HW_FRAME_BATCH];
     uint32_t frame_us[HW_FRAME_BATCH];
-    // Watchdog-private.
+    // Watchdog-private: never touched by registration, so a session on a
+    // slot that was released and claimed again is still closed properly.
     hw_session session;
     uint64_t announced_seq;
 };
@@ -67,27 +110,60 @@ typedef struct hw_engine {
     pid_t pid;
     bool running;
     bool disabled;             // set in a forked child
+    bool interposed;           // the preload agent wraps the program's waits (not the library)
     pthread_t watchdog;
+    bool watchdog_started;
+    uint32_t watchdog_stop;    // atomic: asks the watchdog thread to return
     hw_slot slots[HW_MAX_SLOTS];
-    uint32_t slot_count;       // atomic: published slots
+    uint32_t slot_count;       // atomic: high-water mark of published slots
+    uint32_t registrations;    // atomic: seeds each new thread's busy sequence
     pid_t watchdog_tid;
     uint32_t watchdog_parked;  // futex word: 1 while the watchdog sleeps until a busy period
+    uint32_t exec_pending;     // atomic: a thread is about to exec: send no signal
+    uint32_t signals_in_flight;// atomic: the watchdog is between its exec check and its send
     sigset_t program_sigmask;  // the starting thread's mask, for threads libdispatch spawns from ours
     bool probe_main_queue;     // library mode: no wrappers, so the main queue is probed
     char patterns[512];
+    uint32_t perf_state;       // atomic: hw_perf_state
 } hw_engine;
+
+/// Whether perf_event sampling works here (sampler_perf.c).
+enum hw_perf_state { HW_PERF_UNTRIED = 0, HW_PERF_WORKS, HW_PERF_REFUSED };
 
 extern hw_engine hw_g;
 
-// heartbeat.c
+// owner.c
+/// SIGNAL-SAFE. True in the process that started the engine; false in any
+/// child made by fork, _Fork or a raw clone (a MADV_WIPEONFORK page), so a
+/// child never writes into the parent's log nor acts on its slots.
+bool hw_owned(void);
+void hw_owner_claim(void);
+
+// slots.c
 hw_slot *hw_slot_register(pid_t tid, uint32_t role);
+/// The calling thread ends (or a dead thread was found): close its busy
+/// period without calling it a hang and free the slot for another thread.
+void hw_slot_release(hw_slot *slot, bool by_watchdog);
+/// SIGNAL-SAFE. Whether the slot is claimed by a live thread (odd life).
+static inline bool hw_slot_alive(uint32_t life) { return (life & 1u) != 0; }
+/// Create the thread-exit hook (pthread key) once, from engine start.
+int hw_slots_init(void);
+/// The calling thread is watched through `slot`: arm its exit hook.
+void hw_slot_bind_thread(hw_slot *slot);
+
+// heartbeat.c
 void hw_log_thread(const hw_slot *slot);
+/// This thread is never watched (the watchdog, threads past their exit hook).
+void hw_tls_never_watch(void);
 /// Write the frames a slot has buffered (its own thread, or at exit).
 void hw_flush_frames(hw_slot *slot);
 typedef struct hw_tls_saved { hw_slot *slot; uint8_t state; } hw_tls_saved;
 hw_tls_saved hw_tls_enter(hw_slot *slot);
 void hw_tls_leave(hw_tls_saved saved);
 void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
+/// SIGNAL-SAFE. Count of our sampling signals handled on this slot's thread.
+/// The watchdog compares it over a session to count the requests answered.
+uint32_t hw_signal_hits(const hw_slot *slot);
 
 // modules.c
 void hw_modules_record(hw_log_header *log, uint32_t generation);
@@ -102,24 +178,137 @@ bool hw_signal_request(pid_t tid);
 bool hw_signal_request_identify(pid_t tid);
 /// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.
 int hw_signal_set_chained(const void *act, void *oldact);
+/// SIGNAL-SAFE. Whether our SIGPROF handler is in place (in this process or
+/// the parent it was forked from): the program's SIGPROF dispositions then
+/// go through hw_signal_set_chained.
+bool hw_signal_owns_sigprof(void);
+/// Per-thread counts of the signal handlers that ran on a thread, so that an
+/// interposed wait cut short by EINTR knows whose signal did it. `unseen`:
+/// signals the program would never have received without us (our samples, a
+/// SIGPROF it ignores); `program`: the program's own handlers (wrapped by the
+/// agent, or its SIGPROF handler chained from ours). Only handlers running on
+/// the thread itself write them, so one 8-byte load reads both consistently.
+typedef union hw_signal_counts { struct { uint32_t unseen, program; } n; uint64_t both; } hw_signal_counts;
+extern __thread hw_signal_counts hw_tls_signal_counts __attribute__((tls_model("initial-exec")));
+/// SIGNAL-SAFE. This thread's counts now: one TLS load.
+static inline hw_signal_counts hw_signal_counts_now(void) {
+    return (hw_signal_counts){ .both = __atomic_load_n(&hw_tls_signal_counts.both, __ATOMIC_RELAXED) };
+}
+/// SIGNAL-SAFE. A program's signal handler is about to run on this thread.
+static inline void hw_signal_count_program(void) {
+    __atomic_fetch_add(&hw_tls_signal_counts.n.program, 1, __ATOMIC_RELAXED);
+}
 
-// sampler_blocked.c
-/// Take a sample of a thread blocked in an interposed wait (watchdog thread).
-void hw_sample_blocked_wrapper(hw_slot *slot);
+// sampler_stack.c
+/// Take a sample of a thread blocked in an interposed wait from the registers
+/// its wrapper saved in `regs` (watchdog thread; `gen` is the wait's generation).
+void hw_sample_blocked_wrapper(hw_slot *slot, const uint64_t regs[HW_REG_COUNT], uint32_t call, uint64_t gen);
 /// Take a sample of a thread blocked in another syscall (sp/pc only).
 void hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t sp, uint64_t pc);
-/// SIGNAL-SAFE. Write one sample record for `slot` from registers and its own stack.
+/// SIGNAL-SAFE. Write one sample record for `slot` from registers and the
+/// calling thread's own stack (the SIGPROF handler samples itself).
 void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                      uint64_t time_ns);
-void hw_write_repeat(hw_slot *slot, uint64_t time_ns);
+void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks);
+/// The bytes of a stack slice at `sp` to keep when `avail` bytes were copied
+/// (`avail_at_cap`: the copy stopped at its limit, not at unmapped memory):
+/// up to the top of the slot's stack; sets HW_SAMPLE_TRUNCATED when cut short.
+uint64_t hw_stack_slice_len(const hw_slot *slot, uint64_t sp, uint64_t avail, bool avail_at_cap, uint32_t *flags);
+/// SIGNAL-SAFE. Reserve a sample record with room for `stack_len` stack bytes,
+/// header and registers filled; the caller copies the stack and commits.
+hw_rec_sample *hw_sample_reserve(int32_t tid, uint64_t busy_seq, uint32_t source, int call,
+                                 const uint64_t regs[HW_REG_COUNT], uint64_t time_ns, uint64_t stack_len);
+void hw_sample_commit(hw_rec_sample *rec, uint32_t flags, uint64_t stack_len);
+
+// sampler_perf.c: running threads sampled by the kernel (watchdog only).
+/// Start the kernel's sampler on thread `tid`. False: use signals (the log says why, once).
+bool hw_perf_open(hw_perf_ring *r, pid_t tid);
+/// The stack bytes of one kernel sample, still in the ring.
+typedef struct hw_perf_stack {
+    const uint8_t *data;
+    uint64_t size, pos;
+    uint64_t len;   // bytes the kernel copied from the stack pointer up
+    uint64_t asked; // bytes it was asked for: len == asked may mean cut short
+} hw_perf_stack;
+typedef void (*hw_perf_sample_fn)(void *ctx, uint64_t time_ns, const uint64_t regs[HW_REG_COUNT],
+                                  const hw_perf_stack *stack);
+/// Hand each sample taken since the last drain to `fn` (NULL: discard them).
+/// Returns how many there were.
+uint32_t hw_perf_drain(hw_perf_ring *r, hw_perf_sample_fn fn, void *ctx);
+/// How many samples a drain would hand over now (nothing is consumed).
+uint32_t hw_perf_pending(hw_perf_ring *r);
+/// Copy up to `len` bytes of a sample's stack (from its stack pointer up) to `dst`.
+void hw_perf_stack_copy(const hw_perf_stack *stack, void *dst, uint64_t len);
+void hw_perf_close(hw_perf_ring *r);
+/// Move the slot's kernel samples since the last drain into the log; returns how many.
+uint32_t hw_perf_session_drain(hw_slot *slot);
+/// In a forked child: drop an inherited descriptor (library mode shares the table).
+void hw_perf_after_fork(hw_perf_ring *r);
+/// Drain, then stop the kernel's sampler of the slot's session (no-op without one).
+void hw_perf_session_close(hw_slot *slot);
 void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
 // watchdog.c
 int hw_watchdog_start(void);
+/// Stop the watchdog thread and wait until it is gone (the process must be
+/// single-threaded for unshare(CLONE_NEWUSER)); hw_watchdog_start restarts it.
+void hw_watchdog_stop(void);
 /// A busy period started while the watchdog may be parked: wake it.
 void hw_watchdog_wake(void);
-/// Whether `tid` runs and may take a signal without the program seeing EINTR.
-bool hw_thread_is_running(pid_t tid);
+
+// proc_probe.c: the only place that reads /proc, always from the watchdog.
+/// Give the calling (watchdog) thread a descriptor table of its own, empty,
+/// so its /proc descriptors never take a number the program would get.
+void hw_proc_private_fds(void);
+/// Open the per-session descriptors of `tid` (syscall and stat files).
+void hw_proc_session_open(hw_session *ses, pid_t tid);
+void hw_proc_session_close(hw_session *ses);
+/// What the thread of `ses` is doing now.
+hw_thread_probe hw_proc_probe(hw_session *ses);
+/// What thread `tid` is doing now, without session descriptors.
+hw_thread_probe hw_proc_probe_tid(pid_t tid);
+/// Whether thread `tid` blocks SIGPROF.
+bool hw_proc_blocks_sigprof(pid_t tid);
+/// The number after `field` (say "Seccomp:") in /proc/self/task/TID/status, in `base`.
+bool hw_proc_status_field(pid_t tid, const char *field, int base, unsigned long long *value);
+/// Open /proc/self/task/TID/NAME read-only, never at a number the program would get.
+int hw_proc_open_task_file(pid_t tid, const char *name);
+/// A descriptor the watchdog just opened, moved away from the numbers the
+/// program is given when the table is shared (library mode). Returns the one to use.
+int hw_proc_keep_away_fd(int fd);
+
+// thread_cpu.c: the busy thread's CPU clock while a session samples it (watchdog only).
+/// Thread `tid`'s CPU time (user + system) now; false when it is gone.
+bool hw_thread_cpu_ns(pid_t tid, uint64_t *cpu_ns);
+void hw_cpu_session_start(hw_slot *slot);
+void hw_cpu_tick(hw_slot *slot, uint64_t now);
+void hw_cpu_session_end(hw_slot *slot);
+
+// lock_owner.c: who holds the futex a busy thread waits on (watchdog only),
+// and the owner's samples (the SIGPROF handler on the owner thread).
+#define HW_OWNER_COOKIE 0x4857434f   /* ours too: sample this thread as a lock's owner */
+/// Per tick of a session: read the waited-on futex, sample its owner, or
+/// measure which threads ran while no owner is known.
+void hw_lock_tick(hw_slot *slot, const hw_thread_probe *probe, uint64_t now);
+void hw_lock_session_end(hw_slot *slot);
+/// Per tick of a session whose thread is not blocked in a futex: a lock
+/// owner's kernel samples since the last tick are not a wait's (dropped).
+void hw_lock_not_waiting(hw_slot *slot);
+/// In a forked child: drop the owners' kernel samplers it inherited.
+void hw_lock_after_fork(void);
+/// SIGNAL-SAFE. The owner-sampling signal arrived on this thread: write its
+/// sample (`regs` from the interrupted context) if the request is still current.
+void hw_owner_signal_sample(const void *siginfo, const uint64_t regs[HW_REG_COUNT]);
+
+// exec_guard.c
+/// Send a sampling (or identify) signal unless an exec is under way.
+bool hw_signal_send(pid_t tid, bool identify);
+/// Before a real exec in the owner process: no sampling signal is sent from
+/// now on, and none of ours is left pending on this thread to kill the new
+/// image (SIGPROF's default action). Returns whether it quiesced anything.
+bool hw_exec_prepare(void);
+/// The exec failed: sampling resumes.
+void hw_exec_failed(bool prepared);
 
 // main_queue.c (probe mode: the in-process library under dispatchMain)
 /// The watchdog's per-tick duty for the main-queue probe.
@@ -130,8 +319,5 @@ void hw_main_thread_parked(hw_slot *slot);
 hw_slot *hw_main_queue_slot_if_running_here(void);
 /// SIGNAL-SAFE. Answer an identify request: claim the main queue if this thread runs it.
 hw_slot *hw_main_queue_identify_here(uint64_t sp);
-
-// glob.c
-bool hw_thread_name_matches(const char *patterns, const char *name);
 
 #endif

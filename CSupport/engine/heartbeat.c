@@ -8,29 +8,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-enum { TLS_UNKNOWN = 0, TLS_WATCHED = 1, TLS_IGNORED = 2 };
+enum { TLS_UNKNOWN = 0, TLS_WATCHED = 1, TLS_IGNORED = 2, TLS_NEVER = 3 };
 
 // initial-exec: a TLS access that never allocates, so the SIGPROF handler may use it.
 static __thread hw_slot *tls_slot __attribute__((tls_model("initial-exec")));
 static __thread uint8_t tls_state __attribute__((tls_model("initial-exec")));
+// Set by the vfork wrapper in the parent: a vfork child runs on the parent's
+// memory and thread pointer, so it sees the parent's TLS and slot. Until the
+// parent's own next wait clears it, a wait on this TLS asks the kernel who
+// is waiting, and a child's waits leave the slot alone.
+static __thread pid_t tls_vfork_parent __attribute__((tls_model("initial-exec")));
 
 static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
-static void record_stack_bounds(hw_slot *slot) {
-    pthread_attr_t attr;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0) return;
-    void *addr = NULL;
-    size_t size = 0;
-    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
-        slot->stack_lo = (uint64_t)(uintptr_t)addr;
-        slot->stack_hi = (uint64_t)(uintptr_t)addr + size;
-    }
-    pthread_attr_destroy(&attr);
-}
-
 // SIGNAL-SAFE (the main-queue identify path calls it): reserve, prctl, commit.
 void hw_log_thread(const hw_slot *slot) {
-    if (!hw_g.log || hw_g.disabled) return;
+    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
@@ -40,35 +33,19 @@ void hw_log_thread(const hw_slot *slot) {
     hw_log_commit(&rec->h, HW_REC_THREAD);
 }
 
-hw_slot *hw_slot_register(pid_t tid, uint32_t role) {
-    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-    pthread_mutex_lock(&lock);
-    uint32_t n = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
-    hw_slot *slot = NULL;
-    if (n < HW_MAX_SLOTS) {
-        slot = &hw_g.slots[n];
-        memset(slot, 0, sizeof *slot);
-        slot->tid = tid;
-        slot->os_tid = tid;
-        slot->role = role;
-        slot->state = HW_STATE_BUSY;
-        // Until the first loop wait the thread is "launching" from process start.
-        slot->busy_since_ns = hw_now_ns();
-        slot->session.syscall_fd = -1;
-        slot->announced_seq = UINT64_MAX;
-        record_stack_bounds(slot);
-        __atomic_store_n(&hw_g.slot_count, n + 1, __ATOMIC_RELEASE);
-    }
-    pthread_mutex_unlock(&lock);
-    if (slot) hw_log_thread(slot);
-    return slot;
+void hw_tls_never_watch(void) {
+    tls_state = TLS_NEVER;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tls_slot = NULL;
 }
 
 hw_slot *hw_register_current_thread(uint32_t role) {
     if (tls_state == TLS_WATCHED) return tls_slot;
+    if (tls_state == TLS_NEVER || !hw_owned()) return NULL;
     hw_slot *slot = hw_slot_register(current_tid(), role);
     tls_slot = slot;
     tls_state = slot ? TLS_WATCHED : TLS_IGNORED;
+    if (slot) hw_slot_bind_thread(slot);
     return slot;
 }
 
@@ -79,9 +56,19 @@ hw_slot *hw_register_current_thread(uint32_t role) {
 #define HW_RECHECK_EVERY 64
 static __thread uint32_t tls_waits_ignored __attribute__((tls_model("initial-exec")));
 
+/// In a vfork child: false. In the parent back from vfork: clears the mark.
+static bool not_a_vfork_child(void) {
+    if (current_tid() != tls_vfork_parent) return false;
+    tls_vfork_parent = 0;
+    return true;
+}
+
+void hw_heartbeat_vfork_begin(void) { tls_vfork_parent = current_tid(); }
+
 hw_slot *hw_current_slot(void) {
+    if (__builtin_expect(tls_vfork_parent != 0, 0) && !not_a_vfork_child()) return NULL;
     if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
-    if (!hw_g.running || hw_g.disabled) return NULL;
+    if (tls_state == TLS_NEVER || !hw_g.running || hw_g.disabled || !hw_owned()) return NULL;
     if (tls_state == TLS_IGNORED) {
         uint32_t n = ++tls_waits_ignored;
         if (!hw_g.patterns[0] || (n > HW_RECHECK_FIRST && n % HW_RECHECK_EVERY != 0)) return NULL;
@@ -90,6 +77,7 @@ hw_slot *hw_current_slot(void) {
     char name[17] = {0};
     prctl(PR_GET_NAME, name, 0, 0, 0);
     pid_t tid = current_tid();
+    if (tid == __atomic_load_n(&hw_g.watchdog_tid, __ATOMIC_RELAXED)) { hw_tls_never_watch(); return NULL; }
     uint32_t role;
     if (tid == hw_g.pid && hw_thread_name_matches(hw_g.patterns, "main")) role = HW_ROLE_MAIN_THREAD;
     else if (tid != hw_g.pid && hw_thread_name_matches(hw_g.patterns, name)) role = HW_ROLE_LOOP;
@@ -120,7 +108,7 @@ hw_slot *hw_tls_slot_fast(void);
 hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
 
 void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
-    if (!hw_g.log || hw_g.disabled) return;
+    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
@@ -154,6 +142,7 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
                 hw_flush_frames(slot);
         }
     }
+    __atomic_store_n(&slot->idle_since_ns, now, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
 }
 
@@ -162,7 +151,7 @@ void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) {
     __atomic_store_n(&slot->busy_since_ns, now, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
     __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
-    if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0)) hw_watchdog_wake();
+    if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0) && hw_owned()) hw_watchdog_wake();
 }
 
 bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {
@@ -191,10 +180,11 @@ bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool
     return false;
 }
 
-void hw_blocked_begin(hw_slot *slot, hw_blocked_context *ctx, int call) {
-    // Seqlock-style publication: odd generation while the fields change.
+void hw_blocked_begin(hw_slot *slot, const hw_blocked_context *ctx, int call) {
+    // Seqlock-style publication: odd generation while the fields change. The
+    // registers are copied into the slot, which outlives any frame.
     __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
-    slot->blocked_ctx = ctx;
+    for (int i = 0; i < HW_REG_COUNT; i++) __atomic_store_n(&slot->blocked_regs[i], ctx->regs[i], __ATOMIC_RELAXED);
     __atomic_store_n(&slot->blocked_call, (uint32_t)call, __ATOMIC_RELEASE);
     __atomic_store_n(&slot->blocked_gen, slot->blocked_gen + 1, __ATOMIC_RELEASE);
 }
@@ -212,7 +202,7 @@ uint32_t hw_signal_hits(const hw_slot *slot) {
 
 void hw_flush_frames(hw_slot *slot) {
     uint32_t n = slot->frame_count;
-    if (n == 0 || !hw_g.log || hw_g.disabled) return;
+    if (n == 0 || !hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_frames *rec = (hw_rec_frames *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (rec) {
         rec->tid = slot->tid;

@@ -133,7 +133,7 @@ static void ask_running_threads(void) {
     while ((entry = readdir(dir))) {
         pid_t tid = (pid_t)atoi(entry->d_name);
         if (tid <= 0 || tid == hw_g.pid || tid == hw_g.watchdog_tid) continue;
-        if (hw_thread_is_running(tid)) hw_signal_request_identify(tid);
+        if (hw_proc_probe_tid(tid).activity == HW_ACTIVITY_RUNNING) hw_signal_send(tid, true);
     }
     closedir(dir);
 }

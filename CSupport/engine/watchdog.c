@@ -3,21 +3,21 @@
 // older than the hang threshold is announced in the log while it lasts, so a
 // process killed mid-hang still leaves the hang behind.
 //
-// Per tick it chooses how to sample without disturbing the thread:
-//  - blocked in an interposed wait: copy its stack from the saved context;
-//  - blocked in another syscall: read /proc/self/task/TID/syscall and copy
-//    from its stack pointer, unless the syscall is one that SA_RESTART
-//    transparently restarts (futex, wait4, waitid);
-//  - running: send the sampling signal.
-// A signal is never sent to a thread sleeping in poll/nanosleep/epoll_wait...
-// because those return EINTR to the program whatever SA_RESTART says.
+// Per tick it reads what the thread is doing (/proc, proc_probe.c) and picks
+// the one way to sample it that the program cannot see:
+//  - blocked in an interposed wait (and /proc agrees it is in a syscall
+//    right where that wait's registers say): copy its stack from outside,
+//    with the registers its wrapper saved;
+//  - blocked in any other syscall: copy from the stack pointer /proc gives;
+//  - running: the kernel samples it (perf_event, sampler_perf.c); where that
+//    is refused, send the sampling signal (unless an exec is under way);
+//  - state unreadable, stopped, or gone: no signal, no sample; the report
+//    says how many ticks went unsampled. When in doubt, we do not signal.
+// A blocked thread is never signalled: poll, nanosleep, epoll_wait, timed
+// futex waits (sem_timedwait) and more return EINTR whatever SA_RESTART says.
 #include "engine_internal.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/prctl.h>
@@ -25,78 +25,53 @@
 #include <time.h>
 #include <unistd.h>
 
-static int open_syscall_file(pid_t tid) {
-    char path[64];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return -1;
-    // Keep our descriptor far from the low numbers the program hands out.
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 900);
-    if (high >= 0) { close(fd); fd = high; }
-    return fd;
+/// Sleeps with the raw syscall: the engine never calls the agent's wrappers.
+static void sleep_until(uint64_t deadline_ns) {
+    struct timespec ts = { (time_t)(deadline_ns / 1000000000ull), (long)(deadline_ns % 1000000000ull) };
+    while (syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == -1 && errno == EINTR) {}
 }
 
-/// Whether thread `tid` blocks SIGPROF (read from /proc, outside any handler).
-static bool thread_blocks_sigprof(pid_t tid) {
-    char path[64], buf[2048];
-    snprintf(path, sizeof path, "/proc/self/task/%d/status", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    const char *line = strstr(buf, "SigBlk:");
-    if (!line) return false;
-    unsigned long long mask = strtoull(line + 7, NULL, 16);
-    return (mask >> (SIGPROF - 1)) & 1;
-}
-
-bool hw_thread_is_running(pid_t tid) {
-    char path[64], buf[32];
-    snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    return n >= 7 && strncmp(buf, "running", 7) == 0;
-}
-
-static bool syscall_restarts_transparently(long nr) {
-    return nr == SYS_futex || nr == SYS_wait4 || nr == SYS_waitid;
-}
-
-static void session_start(hw_slot *slot, uint64_t seq) {
+static void session_start(hw_slot *slot, uint64_t seq, uint32_t life) {
     hw_session *ses = &slot->session;
     memset(ses, 0, sizeof *ses);
     ses->active = true;
+    ses->life = life;
     ses->busy_seq = seq;
     ses->os_tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
-    ses->syscall_fd = open_syscall_file(ses->os_tid);
+    hw_proc_session_open(ses, ses->os_tid);
+    hw_cpu_session_start(slot); // the first CPU reading of the window the hang's kind is measured over
     ses->hits_at_start = hw_signal_hits(slot);
+    // The kernel samples it when it can (sampler_perf.c): no signal at all.
+    if (hw_perf_open(&ses->perf, ses->os_tid)) return;
     // A thread that blocks SIGPROF would only pile up a pending signal that
     // fires later, somewhere else: say so once and sample it without signals.
-    ses->signal_blocked = thread_blocks_sigprof(ses->os_tid);
+    ses->signal_blocked = ses->os_tid > 0 && hw_proc_blocks_sigprof(ses->os_tid);
     if (ses->signal_blocked) hw_write_note(ses->os_tid, HW_NOTE_SIGNAL_BLOCKED, seq);
-    // Images dlopen'ed since the last look must be in the log before samples need them.
-    hw_modules_record(hw_g.log, hw_g.generation);
+    // No module map here: dl_iterate_phdr takes the loader lock, which a thread
+    // hung inside dlopen or a dl_iterate_phdr callback holds, and the hang would
+    // wait for itself before being announced. The reader learns images mapped
+    // since the engine started from /proc/PID/maps (ModuleDiscovery.swift).
 }
 
 static void session_end(hw_slot *slot) {
     hw_session *ses = &slot->session;
-    if (ses->syscall_fd >= 0) close(ses->syscall_fd);
+    hw_cpu_session_end(slot);
+    hw_lock_session_end(slot);
+    hw_perf_session_close(slot);
+    hw_proc_session_close(ses);
     uint32_t answered = hw_signal_hits(slot) - ses->hits_at_start;
     // Some signals always coalesce with a still-pending one when the thread was
     // preempted; a quarter unanswered means it is not getting them (stopped,
     // traced, or masking SIGPROF after the session began).
-    if (ses->requested > 20 && ses->requested - answered > ses->requested / 4)
+    if (ses->life == __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) && ses->requested > 20
+        && ses->requested - answered > ses->requested / 4)
         hw_write_note(ses->os_tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
     memset(ses, 0, sizeof *ses);
-    ses->syscall_fd = -1;
+    ses->syscall_fd = ses->stat_fd = ses->perf.fd = -1;
 }
 
 static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {
-    if (!hw_g.log || hw_g.disabled) return;
+    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
@@ -108,41 +83,88 @@ static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {
     hw_log_commit(&rec->h, HW_REC_HANG_START);
 }
 
-/// Whether this busy period was already announced (a session restarted on a new thread).
-static bool slot_announced(const hw_slot *slot, uint64_t seq) { return slot->announced_seq == seq; }
+/// Copies the registers an interposed wait saved, if one is in progress and
+/// held still while we copied. Returns its call id (0 when none).
+static uint32_t saved_wait(const hw_slot *slot, uint64_t regs[HW_REG_COUNT], uint64_t *gen_out) {
+    uint64_t gen = __atomic_load_n(&slot->blocked_gen, __ATOMIC_ACQUIRE);
+    if (gen & 1) return 0;
+    uint32_t call = __atomic_load_n(&slot->blocked_call, __ATOMIC_ACQUIRE);
+    if (!call) return 0;
+    for (int i = 0; i < HW_REG_COUNT; i++) regs[i] = __atomic_load_n(&slot->blocked_regs[i], __ATOMIC_RELAXED);
+    if (__atomic_load_n(&slot->blocked_gen, __ATOMIC_ACQUIRE) != gen) return 0;
+    *gen_out = gen;
+    return call;
+}
+
+/// The wrapper's saved frame is the live one only when the syscall's stack
+/// pointer sits just below it (the libc call the wrapper made). A wait left
+/// by siglongjmp leaves stale registers behind: they fail this test.
+#define HW_WRAPPER_FRAME_SLACK 8192u
+static bool inside_saved_wait(const hw_thread_probe *p, const uint64_t regs[HW_REG_COUNT]) {
+    uint64_t sp = regs[HW_REG_RSP];
+    return p->exact && p->sp <= sp && sp - p->sp <= HW_WRAPPER_FRAME_SLACK;
+}
+
+static void note_unsampled(hw_slot *slot) {
+    hw_session *ses = &slot->session;
+    ses->unsampled++;
+    if (!ses->unsampled_noted) {
+        hw_write_note(ses->os_tid, HW_NOTE_STATE_UNREADABLE, ses->busy_seq);
+        ses->unsampled_noted = true;
+    }
+}
+
+/// The thread exited without its exit hook (raw SYS_exit, or the hook could
+/// not be armed): close its slot from here.
+static void thread_gone(hw_slot *slot) {
+    if (slot->tid == HW_MAIN_QUEUE_ID) return; // the queue lives on; only its worker changed
+    session_end(slot);
+    hw_slot_release(slot, true);
+}
 
 static void take_sample(hw_slot *slot) {
     hw_session *ses = &slot->session;
-    if (__atomic_load_n(&slot->blocked_call, __ATOMIC_ACQUIRE)) {
-        hw_sample_blocked_wrapper(slot);
+    if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
+    // A thread that ran since the last tick is not parked: its next blocked
+    // tick is a new sample, not a repeat of the one before it ran.
+    if (hw_perf_session_drain(slot)) { ses->last_was_blocked = false; ses->steady = 0; }
+    hw_thread_probe probe = hw_proc_probe(ses);
+    uint64_t regs[HW_REG_COUNT], gen = 0;
+    uint32_t call = saved_wait(slot, regs, &gen);
+    switch (probe.activity) {
+    case HW_ACTIVITY_GONE:
+        thread_gone(slot);
+        return;
+    case HW_ACTIVITY_UNKNOWN:
+        note_unsampled(slot);
+        return;
+    case HW_ACTIVITY_BLOCKED:
+        if (call && (inside_saved_wait(&probe, regs) || !probe.exact)) {
+            hw_sample_blocked_wrapper(slot, regs, call, gen);
+        } else if (!probe.exact) {
+            // State only (privilege drop): blocked, but no stack pointer to copy
+            // from. The tick still counts as blocked time, without a stack.
+            note_unsampled(slot);
+            hw_sample_blocked_syscall(slot, HW_CALL_BLOCKED_UNKNOWN - HW_CALL_SYSCALL_BASE, 0, 0);
+        } else if (!hw_g.interposed && (probe.nr == SYS_rt_sigsuspend || probe.nr == SYS_pause)
+                   && slot->role == HW_ROLE_MAIN_THREAD) {
+            hw_main_thread_parked(slot); // library mode, dispatchMain(): parked for good, not busy
+        } else {
+            hw_sample_blocked_syscall(slot, probe.nr, probe.sp, probe.pc);
+        }
+        hw_lock_tick(slot, &probe, hw_now_ns()); // blocked in futex: whose lock, and what its owner does
+        return;
+    case HW_ACTIVITY_RUNNING:
+        hw_lock_not_waiting(slot);
+        ses->last_was_blocked = false;
+        ses->steady = 0;
+        if (ses->perf.map || ses->signal_blocked) return; // the kernel samples it, or nothing can
+        // The slot must still belong to the thread this session samples.
+        if (__atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) != ses->life) return;
+        ses->requested++;
+        hw_signal_send(ses->os_tid, false);
         return;
     }
-    if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
-    char buf[256];
-    ssize_t n = ses->syscall_fd >= 0 ? pread(ses->syscall_fd, buf, sizeof buf - 1, 0) : -1;
-    if (n > 0) {
-        buf[n] = 0;
-        if (strncmp(buf, "running", 7) != 0) {
-            long nr = -1;
-            unsigned long long a[6], sp = 0, pc = 0;
-            int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1],
-                             &a[2], &a[3], &a[4], &a[5], &sp, &pc);
-            if (got == 9 && (nr == SYS_rt_sigsuspend || nr == SYS_pause) && slot->role == HW_ROLE_MAIN_THREAD) {
-                hw_main_thread_parked(slot); // dispatchMain(): parked for good, not busy
-                return;
-            }
-            if (got == 9 && nr >= 0 && !syscall_restarts_transparently(nr)) {
-                // Re-check the interposed flag: the thread may have entered one meanwhile.
-                if (__atomic_load_n(&slot->blocked_call, __ATOMIC_ACQUIRE)) hw_sample_blocked_wrapper(slot);
-                else hw_sample_blocked_syscall(slot, nr, sp, pc);
-                return;
-            }
-        }
-    }
-    ses->last_was_blocked = false;
-    if (ses->signal_blocked) return;
-    ses->requested++;
-    hw_signal_request(ses->os_tid);
 }
 
 // Parking: an idle program should not pay for a watchdog that wakes 100
@@ -155,15 +177,22 @@ static void take_sample(hw_slot *slot) {
 #define HW_PROBE_TICKS 2
 #define HW_PARK_TIMEOUT_NS (50 * 1000000ull)
 
+static bool should_stop(void) {
+    return !hw_g.running || hw_g.disabled || __atomic_load_n(&hw_g.watchdog_stop, __ATOMIC_ACQUIRE);
+}
+
 static void park(void) {
     __atomic_store_n(&hw_g.watchdog_parked, 1, __ATOMIC_SEQ_CST);
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
-        if (__atomic_load_n(&hw_g.slots[i].state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY) {
+        const hw_slot *slot = &hw_g.slots[i];
+        if (hw_slot_alive(__atomic_load_n(&slot->life, __ATOMIC_SEQ_CST))
+            && __atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY) {
             __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST);
             return;
         }
     }
+    if (should_stop()) { __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST); return; }
     struct timespec timeout = { 0, (long)HW_PARK_TIMEOUT_NS };
     syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
     __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_RELEASE);
@@ -174,42 +203,80 @@ void hw_watchdog_wake(void) {
         syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
+// A thread blocked for long in one place (a main thread parked in
+// pthread_join) would cost a /proc read and a wakeup per millisecond for
+// nothing new. Once every sampled thread has shown the same blocked stack
+// HW_STEADY_TICKS polls in a row, the watchdog polls every 4th tick; each
+// further HW_STEADY_TICKS unchanged polls double the stride, up to
+// HW_STEADY_MAX_STRIDE. Each repeat record stands for the ticks it skipped, so
+// weights stay exact. A thread that moves is seen at most stride - 1 ms late
+// (only after a second or more in one place for the longest stride); the
+// hang's duration comes from the heartbeat, never from the polls.
+#define HW_STEADY_TICKS 64u
+#define HW_STEADY_FIRST_STRIDE 4u
+#define HW_STEADY_MAX_STRIDE 16u
+
+/// The poll stride for threads that have all been steady for `polls` polls.
+static uint32_t steady_stride(uint32_t polls) {
+    if (polls < HW_STEADY_TICKS) return 1;
+    uint32_t stride = HW_STEADY_FIRST_STRIDE;
+    for (uint32_t past = polls / HW_STEADY_TICKS - 1; past && stride < HW_STEADY_MAX_STRIDE; past--) stride *= 2;
+    return stride;
+}
+
+/// One slot's duty this tick. Returns whether it is busy, and sets *sampled;
+/// lowers *steady to the polls this slot's thread has spent parked in one place.
+static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled, uint32_t *steady) {
+    hw_session *ses = &slot->session;
+    uint32_t life = __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE);
+    uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
+    uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
+    uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
+    bool moved = ses->active && ses->os_tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
+    if (ses->active && (ses->life != life || state != HW_STATE_BUSY || ses->busy_seq != seq || moved))
+        session_end(slot);
+    if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
+    uint64_t busy = now - since;
+    bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
+    if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq, life);
+    if (!ses->active) return true;
+    ses->hang_announced = announced;
+    // Announce first: nothing below may delay the record a killed process leaves.
+    if (!ses->hang_announced && busy >= hw_g.config.hang_ns) {
+        announce_hang(slot, seq, since);
+        ses->hang_announced = true;
+        slot->announced_seq = seq;
+    }
+    ses->repeat_extra = extra;
+    take_sample(slot);
+    if (ses->active) hw_cpu_tick(slot, now);
+    uint32_t polls = ses->active ? ses->steady : 0;
+    if (polls < *steady) *steady = polls;
+    *sampled = true;
+    return true;
+}
+
 static void *watchdog_main(void *arg) {
     (void)arg;
+    hw_tls_never_watch();
     prctl(PR_SET_NAME, "hangwatch", 0, 0, 0);
-    hw_g.watchdog_tid = (pid_t)syscall(SYS_gettid);
+    __atomic_store_n(&hw_g.watchdog_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    // Library mode posts probes to libdispatch from here, and a worker it
+    // spawns would inherit a private descriptor table: keep the shared one there.
+    if (hw_g.interposed) hw_proc_private_fds();
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
     uint64_t next = hw_now_ns(), last_busy = next;
-    while (hw_g.running && !hw_g.disabled) {
+    uint32_t stride = 1;
+    while (!should_stop()) {
         uint64_t now = hw_now_ns();
         bool sampling = false, any_busy = false;
+        uint32_t steady = UINT32_MAX;
         if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
-        for (uint32_t i = 0; i < count; i++) {
-            hw_slot *slot = &hw_g.slots[i];
-            hw_session *ses = &slot->session;
-            uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
-            uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
-            uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
-            bool moved = ses->active && ses->os_tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
-            if (ses->active && (state != HW_STATE_BUSY || ses->busy_seq != seq || moved)) session_end(slot);
-            if (state != HW_STATE_BUSY || now < since) continue;
-            any_busy = true;
-            uint64_t busy = now - since;
-            bool announced = ses->active ? ses->hang_announced : slot_announced(slot, seq);
-            if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq);
-            if (!ses->active) continue;
-            ses->hang_announced = announced;
-            if (!ses->hang_announced && busy >= hw_g.config.hang_ns) {
-                announce_hang(slot, seq, since);
-                ses->hang_announced = true;
-                slot->announced_seq = seq;
-            }
-            take_sample(slot);
-            if (++ses->ticks % 128 == 0) hw_modules_record(hw_g.log, hw_g.generation);
-            sampling = true;
-        }
+        for (uint32_t i = 0; i < count; i++)
+            any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady);
+        stride = sampling ? steady_stride(steady) : 1;
         if (!sampling) {
             if (any_busy) last_busy = now;
             else if (!hw_g.probe_main_queue && now - last_busy >= HW_PARK_AFTER_NS) {
@@ -221,16 +288,26 @@ static void *watchdog_main(void *arg) {
         // Sample on a fixed grid while a session runs; otherwise poll slowly.
         // In probe mode one wake per probe interval both checks the last probe
         // and posts the next (HW_PROBE_TICKS idle polls).
-        next += sampling ? period : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : idle_poll);
+        next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : idle_poll);
         now = hw_now_ns();
-        if (next < now) next = now + (sampling ? period / 2 : 0);
-        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+        // Late (preempted, or a slow tick): the next tick is a whole period
+        // away. Each blocked sample stands for one period; catching up sooner
+        // counted blocked time twice (a 245 ms hang of 2 ms work / 2-6 ms
+        // waits got 255-274 samples; now 214-235 with the first 10 ms unsampled).
+        if (next < now) next = now + (sampling ? period : 0);
+        sleep_until(next);
     }
+    // Sessions end with the thread: their descriptors are in its table.
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++)
+        if (hw_g.slots[i].session.active) session_end(&hw_g.slots[i]);
+    __atomic_store_n(&hw_g.watchdog_tid, 0, __ATOMIC_RELEASE);
     return NULL;
 }
 
 int hw_watchdog_start(void) {
+    if (hw_g.watchdog_started) return 0;
+    __atomic_store_n(&hw_g.watchdog_stop, 0, __ATOMIC_RELEASE);
     // The watchdog must never take a signal meant for the program (SIGINT,
     // SIGCHLD, alarm...): it blocks them all, and the new thread inherits that.
     sigset_t all, old;
@@ -239,6 +316,16 @@ int hw_watchdog_start(void) {
     hw_g.program_sigmask = old;
     int rc = pthread_create(&hw_g.watchdog, NULL, watchdog_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc == 0) pthread_detach(hw_g.watchdog);
+    hw_g.watchdog_started = rc == 0;
     return rc == 0 ? 0 : -1;
+}
+
+void hw_watchdog_stop(void) {
+    if (!hw_g.watchdog_started) return;
+    __atomic_store_n(&hw_g.watchdog_stop, 1, __ATOMIC_SEQ_CST);
+    hw_watchdog_wake();
+    // Joined, not detached: the join returns once the kernel has cleared the
+    // thread's tid, i.e. when the process really has one thread fewer.
+    pthread_join(hw_g.watchdog, NULL);
+    hw_g.watchdog_started = false;
 }

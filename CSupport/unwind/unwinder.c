@@ -37,6 +37,9 @@ struct hw_unwinder {
 typedef struct unwind_ctx {
     hw_unwinder *u;
     const hw_rec_sample *sample;
+    bool rbp_given;    // use `rbp` instead of the record's (a frame pointer found by scanning)
+    uint64_t rbp;
+    uint64_t last_sp;  // out: the stack pointer of the last frame unwind_with reached
 } unwind_ctx;
 
 static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
@@ -52,12 +55,15 @@ static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
 
 /// Reads `len` bytes at runtime address `addr` from the module's file image.
 static bool read_module(const hw_module *m, uint64_t addr, void *out, size_t len) {
+    if (addr < m->bias) return false;
     uint64_t vaddr = addr - m->bias;
     for (int i = 0; i < m->phnum; i++) {
         const Elf64_Phdr *ph = &m->phdrs[i];
-        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr + len > ph->p_vaddr + ph->p_filesz) continue;
+        // Differences, not sums, for the same reason as access_mem's stack check.
+        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || ph->p_filesz < len
+            || vaddr - ph->p_vaddr > ph->p_filesz - len) continue;
         uint64_t off = ph->p_offset + (vaddr - ph->p_vaddr);
-        if (off + len > m->image_len) return false;
+        if (off < ph->p_offset || off > m->image_len || m->image_len - off < len) return false;
         memcpy(out, m->image + off, len);
         return true;
     }
@@ -69,8 +75,11 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     if (write) return -UNW_EINVAL;
     const unwind_ctx *ctx = arg;
     const hw_rec_sample *s = ctx->sample;
-    if (addr >= s->stack_addr && addr + sizeof *val <= s->stack_addr + s->stack_len) {
-        memcpy(val, s->stack + (addr - s->stack_addr), sizeof *val);
+    // Offsets, never addr + 8: a register near 2^64 would wrap past an end check
+    // and send the copy far outside the record (the reader crashed on it).
+    uint64_t off = addr - s->stack_addr;
+    if (addr >= s->stack_addr && s->stack_len >= sizeof *val && off <= s->stack_len - sizeof *val) {
+        memcpy(val, s->stack + off, sizeof *val);
         return 0;
     }
     const hw_module *m = module_for(ctx->u, addr);
@@ -83,7 +92,7 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
     const unwind_ctx *ctx = arg;
     if (reg < 0 || reg >= HW_REG_COUNT) return -UNW_EBADREG;
     if (write) return 0; // only resume would need written registers
-    *val = ctx->sample->regs[reg];
+    *val = reg == HW_REG_RBP && ctx->rbp_given ? ctx->rbp : ctx->sample->regs[reg];
     return 0;
 }
 
@@ -254,24 +263,115 @@ int hw_unwinder_add_module(hw_unwinder *u, const char *path, const uint8_t *imag
     return status;
 }
 
-int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max) {
-    if (max <= 0) return 0;
-    unwind_ctx ctx = { u, sample };
+/// Unwinds with `ctx`; *complete says the chain ended where the call-frame
+/// information says it ends (the thread's entry: _start, clone), or at a
+/// zero return address, not at a register or a stack word we did not have.
+/// *by_cfi: it ended where the call-frame information says (the stricter).
+static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
     unw_cursor_t cursor;
     int n = 0;
-    pcs[n++] = sample->regs[HW_REG_RIP];
-    if (unw_init_remote(&cursor, u->as, &ctx) < 0) return n;
-    uint64_t last_sp = sample->regs[HW_REG_RSP];
+    *complete = *by_cfi = false;
+    pcs[n++] = ctx->sample->regs[HW_REG_RIP];
+    if (unw_init_remote(&cursor, ctx->u->as, ctx) < 0) return n;
+    uint64_t last_sp = ctx->sample->regs[HW_REG_RSP];
     while (n < max) {
-        if (unw_step(&cursor) <= 0) break;
+        int step = unw_step(&cursor);
+        if (step == 0) { *complete = *by_cfi = true; break; }
+        if (step < 0) break;
         unw_word_t ip = 0, sp = 0;
         unw_get_reg(&cursor, UNW_REG_IP, &ip);
         unw_get_reg(&cursor, UNW_REG_SP, &sp);
-        if (ip == 0 || sp < last_sp) break; // end of stack, or a corrupt frame going backwards
+        if (ip == 0) { *complete = true; break; } // end of stack
+        if (sp < last_sp) break;                  // a corrupt frame going backwards
         last_sp = sp;
         pcs[n++] = ip;
     }
+    ctx->last_sp = last_sp;
     return n;
+}
+
+static bool stack_word(const hw_rec_sample *s, uint64_t addr, uint64_t *out) {
+    uint64_t off = addr - s->stack_addr;
+    if (addr < s->stack_addr || s->stack_len < 8 || off > s->stack_len - 8) return false;
+    memcpy(out, s->stack + off, 8);
+    return true;
+}
+
+/// Whether the code just before `ra` in its image is a call instruction, as
+/// before every real return address: `call rel32` (E8, 5 bytes), or
+/// `call r/m64` (FF /2) of 2, 3, 4, 6 or 7 bytes (register, [reg+disp8],
+/// SIB forms, [rip+disp32], [reg+disp32]); a REX prefix before it is covered.
+static bool after_call(const hw_module *m, uint64_t ra) {
+    uint8_t code[7];
+    if (ra < 7 || !read_module(m, ra - 7, code, sizeof code)) return false;
+    if (code[2] == 0xe8) return true;
+    static const int lengths[] = { 2, 3, 4, 6, 7 };
+    for (size_t i = 0; i < sizeof lengths / sizeof lengths[0]; i++) {
+        int at = 7 - lengths[i];
+        if (code[at] == 0xff && (code[at + 1] & 0x38) == 0x10) return true;
+    }
+    return false;
+}
+
+/// Every one of `pcs` (return addresses) lies in a loaded image, right after a call.
+static bool all_return_addresses(const hw_unwinder *u, const uint64_t *pcs, int count) {
+    for (int i = 0; i < count; i++) {
+        const hw_module *m = module_for(u, pcs[i]);
+        if (!m || !after_call(m, pcs[i])) return false;
+    }
+    return true;
+}
+
+/// A stack address that looks like a saved frame pointer: 16-byte aligned
+/// (rbp after `push rbp; mov rbp, rsp` at a call boundary) with a return
+/// address above it. The word at it (the caller's frame pointer) is not
+/// judged: a caller without frame pointers (libc) leaves any value there.
+static bool looks_like_frame(const unwind_ctx *ctx, uint64_t a) {
+    uint64_t ra;
+    if ((a & 15) || !stack_word(ctx->sample, a + 8, &ra)) return false;
+    return all_return_addresses(ctx->u, &ra, 1);
+}
+
+#define HW_FP_SCAN_BYTES 4096u  // how far above the stack pointer a frame pointer is looked for
+#define HW_FP_SCAN_TRIES 16     // candidates unwound at most
+
+int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max) {
+    if (max <= 0) return 0;
+    unwind_ctx ctx = { u, sample, false, 0, 0 };
+    bool complete, by_cfi;
+    int n = unwind_with(&ctx, pcs, max, &complete, &by_cfi);
+    // A thread blocked in a syscall we did not wrap is known by /proc's stack
+    // and instruction pointers only. A frame whose call-frame information
+    // needs the frame pointer (Swift's, and any code built with frame
+    // pointers, above a libc stub such as syscall() that never saves it)
+    // stops the unwind there. Look for the frame pointer among the stack
+    // words, and keep a candidate only when it unwinds to the thread's entry
+    // through the frames already found: a wrong guess fails that check.
+    if (complete || sample->source != HW_SRC_BLOCKED_SYSCALL || sample->regs[HW_REG_RBP] != 0 || n >= max) return n;
+    uint64_t scratch[256];
+    int room = max < 256 ? max : 256;
+    // The frame pointer sought is the last frame's, so it lies above that
+    // frame's stack pointer; below it are the frames of calls it already
+    // made, whose saved words would chain back into itself.
+    uint64_t sp = ctx.last_sp;
+    int tries = 0, best = n;
+    for (uint64_t a = (sp + 15) & ~(uint64_t)15; a - sp < HW_FP_SCAN_BYTES && tries < HW_FP_SCAN_TRIES; a += 16) {
+        if (!looks_like_frame(&ctx, a)) continue;
+        tries++;
+        unwind_ctx guess = { u, sample, true, a, 0 };
+        bool done, entry;
+        int m = unwind_with(&guess, scratch, room, &done, &entry);
+        // A dead frame left below the live one (a callee that returned), or a
+        // frame further up, can chain through stale words: a guess must
+        // reach the thread's entry as the call-frame information marks it,
+        // through return addresses that each follow a call instruction. Of
+        // those, the longest chain wins: a frame further up skips callers.
+        if (!entry || m <= best || memcmp(scratch, pcs, (size_t)n * sizeof *pcs) != 0) continue;
+        if (!all_return_addresses(u, scratch + n, m - n)) continue;
+        memcpy(pcs, scratch, (size_t)m * sizeof *pcs);
+        best = m;
+    }
+    return best;
 }
 
 uint64_t hw_own_vdso_base(void) { return getauxval(AT_SYSINFO_EHDR); }

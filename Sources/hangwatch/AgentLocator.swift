@@ -28,6 +28,16 @@ enum AgentLocator {
         }
         return nil
     }
+
+    /// The program's LD_PRELOAD: $HANGWATCH_PRELOAD_BEFORE (colon-separated
+    /// paths), then the agent, then the LD_PRELOAD hangwatch was given.
+    /// The paths before the agent are for a runtime that must be loaded
+    /// first, such as the AddressSanitizer runtime a sanitized agent needs
+    /// (`make test-sanitized`); they reach the program only, never hangwatch.
+    static func programPreload(agent: String, environment: [String: String]) -> String {
+        let parts = [environment["HANGWATCH_PRELOAD_BEFORE"], agent, environment["LD_PRELOAD"]]
+        return parts.compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+    }
 }
 
 enum LogFiles {

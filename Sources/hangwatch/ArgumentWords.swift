@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchRender
 
 /// A bad command line, said in one line.
 struct UsageError: Error {
@@ -62,13 +63,12 @@ enum OptionValues {
         return value
     }
 
-    /// A format name this build can render, or a usage error that says which ones it can.
+    /// A format name, or a usage error that lists the formats.
     static func reportFormat(_ text: String) throws(UsageError) -> ReportFormat {
         guard let format = ReportFormat(rawValue: text) else {
             let names = ReportFormat.allCases.map(\.rawValue).joined(separator: ", ")
             throw UsageError("unknown format '\(text)' (expected one of \(names))")
         }
-        guard format.isAvailable else { throw UsageError(ReportRenderError.formatNotAvailable(format).description) }
         return format
     }
 

@@ -1,4 +1,7 @@
 import HangWatch
+import HangWatchAnalysis
+import HangWatchModel
+import HangWatchRender
 
 /// `hangwatch diff BEFORE.json AFTER.json`: what changed between two runs.
 enum DiffCommand {

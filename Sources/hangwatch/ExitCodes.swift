@@ -16,8 +16,10 @@ enum ExitCode {
     static let gateNotMeasured: Int32 = 6  // run --fail-on-hitch-ratio: no frame was measured, so it cannot pass
     static let dataError: Int32 = 65       // a report file is malformed, truncated or not a report (EX_DATAERR)
     static let noInput: Int32 = 66         // a report file is missing or unreadable (EX_NOINPUT)
+    static let noProcess: Int32 = 69       // attach/dump: no such process (EX_UNAVAILABLE)
     static let internalError: Int32 = 70   // hangwatch could not do its job (EX_SOFTWARE)
     static let cannotCreate: Int32 = 73    // the output file cannot be written (EX_CANTCREAT)
+    static let permissionDenied: Int32 = 77 // attach/dump: another user's process, or Yama/ptrace_scope refused (EX_NOPERM)
     static let cannotExecute: Int32 = 126  // the program exists but cannot be executed
     static let notFound: Int32 = 127       // the program cannot be found
 }

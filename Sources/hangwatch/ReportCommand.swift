@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchModel
 
 /// `hangwatch report FILE.json`: re-render a saved JSON report, optionally filtered.
 enum ReportCommand {

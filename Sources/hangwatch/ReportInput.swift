@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import HangWatchModel
 #endif
 import Foundation
 import HangWatch

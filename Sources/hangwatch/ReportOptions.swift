@@ -1,4 +1,6 @@
 import HangWatch
+import HangWatchAnalysis
+import HangWatchRender
 
 /// Parsed `hangwatch report FILE.json [options]` command line.
 struct ReportOptions {

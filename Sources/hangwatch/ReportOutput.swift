@@ -1,5 +1,7 @@
 #if canImport(Glibc)
 import Glibc
+import HangWatchModel
+import HangWatchRender
 #endif
 import Foundation
 import HangWatch

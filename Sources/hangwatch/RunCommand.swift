@@ -1,5 +1,8 @@
 #if canImport(Glibc)
 import Glibc
+import HangWatchAnalysis
+import HangWatchCapture
+import HangWatchSymbols
 #endif
 import Foundation
 import HangWatch
@@ -49,8 +52,8 @@ enum RunCommand {
         log.configure(options.capture)
 
         var environment = ["HANGWATCH_LOG": logPath]
-        let existing = ProcessInfo.processInfo.environment["LD_PRELOAD"].map { $0.isEmpty ? "" : ":" + $0 } ?? ""
-        environment["LD_PRELOAD"] = agent + existing
+        environment["LD_PRELOAD"] = AgentLocator.programPreload(agent: agent,
+                                                                environment: ProcessInfo.processInfo.environment)
 
         let startNs = Clock.monotonicNs()
         let pid: pid_t
@@ -63,7 +66,11 @@ enum RunCommand {
         SignalForwarding.install(forwardingTo: pid)
 
         let collector = CaptureCollector()
+        // Images the program dlopen's later are read from its /proc/PID/maps
+        // while it lives; the agent itself never takes the loader lock for them.
+        collector.watchModules(ofProcess: pid, log: log)
         let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) { collector.drain(log, writerGone: false) }
+        collector.stopWatchingModules() // reaped: the pid is free for reuse
         let endNs = Clock.monotonicNs()
         collector.drain(log, writerGone: true)
         collector.finish()

@@ -1,5 +1,6 @@
 import Foundation
 import HangWatch
+import HangWatchModel
 
 /// CI gates of `hangwatch run`: limits that turn a finished run into a failure.
 struct RunGates {

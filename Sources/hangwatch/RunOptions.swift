@@ -1,4 +1,7 @@
 import HangWatch
+import HangWatchCapture
+import HangWatchRender
+import Glibc
 
 /// Parsed `hangwatch run` command line.
 struct RunOptions {
@@ -14,6 +17,10 @@ struct RunOptions {
     /// Parses options up to `--` (or the first non-option word), then the program.
     static func parse(_ args: [String]) throws(ParseError) -> RunOptions {
         var options = RunOptions()
+        // The sampler's default may come from the environment (the fallback, chosen for a whole test run).
+        if let raw = getenv("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: String(cString: raw)) {
+            options.capture.sampler = sampler
+        }
         var i = 0
         func value(_ flag: String) throws(ParseError) -> String {
             i += 1
@@ -43,6 +50,12 @@ struct RunOptions {
             case "--hang-ms": options.capture.hangMs = try number(arg, next(), in: 1...3_600_000)
             case "--report-ms": options.capture.reportMs = try number(arg, next(), in: 1...3_600_000)
             case "--sample-hz": options.capture.sampleHz = try number(arg, next(), in: 1...10_000)
+            case "--sampler":
+                let name = try next()
+                guard let sampler = CaptureConfig.Sampler(rawValue: name) else {
+                    throw .message("invalid value '\(name)' for --sampler (expected kernel or signal)")
+                }
+                options.capture.sampler = sampler
             case "--frame-ms": options.capture.frameMs = try number(arg, next(), in: 0.1...10_000)
             case "--thread":
                 let name = try next()

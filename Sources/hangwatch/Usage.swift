@@ -1,14 +1,18 @@
 import HangWatch
+import HangWatchModel
+import HangWatchRender
 
 enum Usage {
-    /// "text, json, markdown" for the formats this build renders.
-    static var reportFormats: String { ReportFormat.available.map(\.rawValue).joined(separator: ", ") }
+    /// "text, json, markdown, ..." for every format.
+    static var reportFormats: String { ReportFormat.allCases.map(\.rawValue).joined(separator: ", ") }
 
     static let top = """
     hangwatch \(HangWatchVersion.string): find and explain hangs of a program's main loop on Linux.
 
     Usage:
       hangwatch run [options] -- PROGRAM [ARGS...]   run PROGRAM and report its hangs
+      hangwatch attach PID [options]                 watch a running process, report its hangs
+      hangwatch dump PID [--format text|json]        print every thread's stack once
       hangwatch report FILE.json [options]           re-render a saved JSON report, filtered
       hangwatch diff BEFORE.json AFTER.json          compare two saved JSON reports
       hangwatch --help | --version
@@ -29,6 +33,10 @@ enum Usage {
       --hang-ms MS       busy time that counts as a hang (default 100)
       --report-ms MS     hang duration that gets a call tree (default 250, >= --hang-ms)
       --sample-hz HZ     stack samples per second during a hang (default 1000, 1...10000)
+      --sampler WAY      how running threads are sampled: 'kernel' (default; perf_event,
+                         no signal reaches the program; falls back to 'signal' where
+                         perf_event_open is refused) or 'signal' (SIGPROF).
+                         Default from HANGWATCH_SAMPLER when set
       --thread NAME      watch the event loop of threads named NAME (exact, or a glob
                          such as 'NIO-ELT-*'); repeatable; 'main' is the main thread.
                          Default: the main thread only

@@ -12,6 +12,10 @@ case "run":
     status = RunCommand.main(Array(arguments.dropFirst()))
 case "report":
     status = ReportCommand.main(Array(arguments.dropFirst()))
+case "attach":
+    status = AttachCommand.main(Array(arguments.dropFirst()))
+case "dump":
+    status = DumpCommand.main(Array(arguments.dropFirst()))
 case "diff":
     status = DiffCommand.main(Array(arguments.dropFirst()))
 case "--version", "-V":

@@ -6,10 +6,55 @@
 // committed survives the target being SIGKILLed: the reader still has the
 // pages. Records are variable-sized and 8-byte aligned in a ring. Writers
 // reserve space with one compare-and-swap on write_pos (lock-free, so it is
-// async-signal-safe), fill the body, then publish by storing the record type
-// last with release ordering. The reader consumes in order, zeroes what it
-// consumed, then advances read_pos; writers never overrun read_pos, they drop
-// and count instead.
+// async-signal-safe), fill the body, then commit. The reader consumes in
+// order and advances read_pos; writers never overrun read_pos, they drop and
+// count instead. Nobody zeroes the ring: every check below is against the
+// record's own position, which no earlier lap can have written.
+//
+// Record protocol (hw_rec_header, 16 bytes):
+//   reserve: CAS write_pos; store the tag word {claim(pos), writer tid}; then
+//            the head word {kind EMPTY | lap, size} (release).
+//   body:    the writer fills its fields.
+//   commit:  CAS the head word from exactly {EMPTY | lap, size} to
+//            {kind | lap, size} (release), then turn the claim into the seal
+//            (release). claim(pos) and seal(pos) are the low 32 bits of the
+//            absolute ring position xored with two different constants.
+//
+// Why the reader never pairs a committed header with stale body bytes:
+//   - The reader accepts a record at position P only when its head word has
+//     P's lap, a committed kind and a size that fits, AND its tag is seal(P).
+//     Bytes left from an earlier lap (a body, a header) were written at
+//     P - k * capacity, so they hold neither P's lap nor seal(P) except by a
+//     2^-56 coincidence. This is what stops the old failure: a reader that
+//     looks at P after a writer's CAS but before its header store used to
+//     take stale body bytes that happened to carry the current lap for a
+//     record, and then walked the ring out of step.
+//   - The seal is stored after the head word's release CAS, and the body
+//     before it, so a reader that sees the seal (acquire) sees the whole body.
+//   - A writer that the reader gave up on (below) and that wakes up later can
+//     no longer publish: its commit checks the tag still names its thread and
+//     CASes the exact EMPTY head it read, so it cannot flip a later lap's
+//     record. (It may still scribble its body bytes into recycled space: that
+//     needs a thread stalled inside one record for longer than the abandon
+//     timeout while the whole ring wraps, and is the one residual risk.)
+//   All of this is O(1) per record: two extra 8-byte stores and one CAS, no
+//   checksum over the (up to 48 KiB) body.
+//
+// Records a writer never commits (its thread was killed by another thread's
+// exec, it left the signal handler by longjmp, the process died) are skipped
+// by the reader: at once when the writer process is gone; after 20 ms when the
+// image was replaced (the log's generation moved) or the claiming thread no
+// longer exists; after `abandon_ns` (default 1 s) otherwise, once later
+// records wait behind it. A position that never got a valid header (a writer
+// killed between its CAS and its first store) is skipped after the same
+// timeout by scanning forward for the next position that holds a claim or a
+// seal of its own. Both are counted (abandoned_records while the process
+// lives, skipped_bytes).
+//
+// Samples (SAMPLE, REPEAT) may not fill the last HW_LOG_HEADROOM bytes of the
+// ring: a full ring drops samples first, and control records (hang
+// boundaries, threads, modules, notes, frames, session, exit) still fit.
+// Drops are counted per kind.
 //
 // Fields are plain integers accessed with __atomic builtins where shared, so
 // that Swift can import every struct here.
@@ -20,7 +65,7 @@
 #include <stddef.h>
 
 #define HW_LOG_MAGIC 0x314c5748434e4148ULL /* "HANGWHL1" little-endian */
-#define HW_LOG_VERSION 1u
+#define HW_LOG_VERSION 2u
 
 /// Register numbering follows libunwind's x86_64 numbering (UNW_X86_64_*).
 enum {
@@ -45,6 +90,10 @@ enum hw_record_type {
     HW_REC_NOTE = 9,       // a fact about the evidence (blocked signal, dropped samples)
     HW_REC_EXIT = 10,      // the process is exiting normally
     HW_REC_FRAMES = 11,    // busy periods of a frame-deadline loop, in batches
+    HW_REC_CPU = 12,       // a sampled busy thread's CPU clock (hw_rec_cpu)
+    HW_REC_LOCK_OWNER = 13,   // the thread holding the futex a busy thread waits on (hw_rec_lock_owner)
+    HW_REC_OWNER_SAMPLE = 14, // a sample of that owner: hw_rec_sample layout, tid = the owner's OS tid
+    HW_REC_RAN_DURING = 15,   // threads that used CPU while a busy thread waited with no owner known
 };
 
 /// Shared header at offset 0 of the log file; the ring follows at header_size.
@@ -66,20 +115,40 @@ typedef struct hw_log_header {
     uint32_t flags;
     uint32_t reserved;
     char thread_patterns[512]; // '\n'-separated names or globs; empty: the main thread only
+    // Ring health (written by writers and the reader, read by the report).
+    uint64_t dropped_by_kind[16]; // atomic: refused reservations by kind (0: a reservation without a kind)
+    uint64_t abandoned_records;   // reader: records skipped because their writer never committed them
+    uint64_t skipped_bytes;       // reader: bytes skipped to get past a position that never got a header
+    uint64_t abandon_ns;          // reader: how long an uncommitted record may hold it up (0: 1 s)
+    // Reader-private bookkeeping of the record it waits on.
+    uint64_t reader_wait_pos;     // position + 1 of the record waited on (0: none)
+    uint64_t reader_wait_since_ns;
+    uint64_t reader_scan_end;     // write_pos at the last forward scan (scan again only when it moved)
+    uint32_t reader_wait_generation;
+    uint32_t reader_reserved;
 } hw_log_header;
 
-/// Every record starts with this. `type` holds the record kind in its low 8
-/// bits and the ring lap (position / capacity + 1, 24 bits) above them, so a
-/// header left over from an earlier lap never looks current: the reader needs
-/// no zeroing behind itself. A writer first stores {kind EMPTY, lap, size} in
-/// one 8-byte store, fills the body, then stores the kind (release) to publish.
+/// Bytes at the end of free space that samples may not take (control records may).
+#define HW_LOG_HEADROOM(capacity) ((capacity) / 16u)
+
+/// Every record starts with this (see the protocol above). `type` holds the
+/// record kind in its low 8 bits and the ring lap (position / capacity + 1,
+/// 24 bits) above them. `tag` is claim(pos) while the record is being
+/// written and seal(pos) once committed; `writer` is the OS thread that
+/// reserved it. A PAD record may be only 8 bytes long: only `type` and `size`
+/// are written for it.
 typedef struct hw_rec_header {
     uint32_t type;
-    uint32_t size; // whole record in bytes, multiple of 8
+    uint32_t size;   // whole record in bytes, multiple of 8
+    uint32_t tag;
+    int32_t writer;
 } hw_rec_header;
 
 /// The record kind (enum hw_record_type) of a header.
 static inline uint32_t hw_rec_kind(const hw_rec_header *h) { return h->type & 0xffu; }
+
+/// True for the kinds a full ring may drop first (they cannot use the headroom).
+static inline int hw_kind_is_sample(uint32_t kind) { return kind == HW_REC_SAMPLE || kind == HW_REC_REPEAT; }
 
 typedef struct hw_rec_session {
     hw_rec_header h;
@@ -116,7 +185,7 @@ typedef struct hw_rec_thread {
 
 /// How a sample was taken.
 enum hw_sample_source {
-    HW_SRC_SIGNAL = 1,          // SIGPROF handler on the running thread: full registers
+    HW_SRC_SIGNAL = 1,          // the running thread, full registers: its SIGPROF handler, or the kernel (HW_SAMPLE_KERNEL)
     HW_SRC_BLOCKED_WRAPPER = 2, // thread blocked in an interposed wait: context saved at entry
     HW_SRC_BLOCKED_SYSCALL = 3, // thread blocked in another syscall: only sp and pc known
 };
@@ -126,11 +195,17 @@ enum hw_sample_source {
 enum hw_call_id {
     HW_CALL_NONE = 0, HW_CALL_NANOSLEEP, HW_CALL_CLOCK_NANOSLEEP, HW_CALL_USLEEP, HW_CALL_SLEEP,
     HW_CALL_POLL, HW_CALL_PPOLL, HW_CALL_SELECT, HW_CALL_PSELECT, HW_CALL_EPOLL_WAIT,
-    HW_CALL_EPOLL_PWAIT, HW_CALL_COUNT
+    HW_CALL_EPOLL_PWAIT, HW_CALL_SIGTIMEDWAIT, HW_CALL_SIGWAITINFO, HW_CALL_SIGSUSPEND, HW_CALL_PAUSE,
+    HW_CALL_SIGWAIT, HW_CALL_COUNT
 };
 #define HW_CALL_SYSCALL_BASE 1000
+/// Blocked in a syscall /proc would not name (only the thread's state was readable).
+#define HW_CALL_BLOCKED_UNKNOWN 999
 
-enum { HW_SAMPLE_TRUNCATED = 1 }; // the stack slice did not reach the top of the stack
+enum {
+    HW_SAMPLE_TRUNCATED = 1, // the stack slice did not reach the top of the stack
+    HW_SAMPLE_KERNEL = 4,    // a running sample the kernel took (perf_event), not our signal (2: below)
+};
 
 typedef struct hw_rec_sample {
     hw_rec_header h;
@@ -150,12 +225,15 @@ typedef struct hw_rec_sample {
 typedef struct hw_rec_repeat {
     hw_rec_header h;
     int32_t tid;
-    uint32_t reserved;
+    uint32_t extra_ticks; // ticks beyond one it stands for: a long, unchanged wait is polled less often
     uint64_t busy_seq;
     uint64_t time_ns;
 } hw_rec_repeat;
 
-enum { HW_BUSY_LAUNCH = 1 }; // the busy period before the thread's first loop wait
+enum {
+    HW_BUSY_LAUNCH = 1,      // the busy period before the thread's first loop wait
+    HW_BUSY_THREAD_EXIT = 2, // ended because its thread exited: the loop was gone, not hung
+};
 
 typedef struct hw_rec_busy {
     hw_rec_header h;  // HW_REC_HANG_START or HW_REC_BUSY_END
@@ -175,7 +253,26 @@ enum hw_note_code {
     HW_NOTE_SIGNAL_BLOCKED = 1,    // the thread blocks SIGPROF: no CPU samples for it
     HW_NOTE_SIGNAL_REPLACED = 2,   // the program installed its own SIGPROF handler; we chain to it
     HW_NOTE_SAMPLES_MISSED = 3,    // value: requested samples that never arrived in a busy period
+    HW_NOTE_STATE_UNREADABLE = 4,  // /proc could not say what the thread was doing: ticks left unsampled, no signal sent
+    HW_NOTE_SAMPLER = 5,           // value: the running-thread sampler (low 32 bits, hw_sampler) and, for signals, the errno that refused perf_event_open (high 32)
+    HW_NOTE_KERNEL_SAMPLES_LOST = 6, // value: kernel samples lost because the watchdog drained its ring too late
 };
+
+/// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).
+enum hw_sampler {
+    HW_SAMPLER_PERF = 1,   // the kernel samples the thread (perf_event task clock): no signal reaches the program
+    HW_SAMPLER_SIGNAL = 2, // SIGPROF to a thread /proc shows running
+};
+/// HW_NOTE_SAMPLER, high 32 bits: why. For HW_SAMPLER_SIGNAL an errno from
+/// perf_event_open, or one of these; for HW_SAMPLER_PERF 0, or USER_ONLY.
+enum {
+    HW_SAMPLER_WHY_SECCOMP = 100000,  // a seccomp filter is on: perf_event_open not tried (a filter may kill for it)
+    HW_SAMPLER_WHY_RING = 100001,     // the sampler's ring could not be mapped (locked-memory allowance spent)
+    HW_SAMPLER_WHY_USER_ONLY = 100002 // perf_event_paranoid allows user time only: time inside syscalls is not sampled
+};
+
+/// hw_log_header.flags, set by the log's creator.
+enum { HW_LOG_SIGNAL_SAMPLES = 1 }; // sample running threads with SIGPROF even where perf_event works
 
 typedef struct hw_rec_note {
     hw_rec_header h;
@@ -199,5 +296,72 @@ typedef struct hw_rec_exit {
     hw_rec_header h;
     uint64_t time_ns;
 } hw_rec_exit;
+
+// ---- thread states: CPU time and lock owners (thread_cpu.c, lock_owner.c) ----
+
+/// A busy thread's CPU clock, read by the watchdog when a sampling session
+/// starts, every HW_CPU_PERIOD_NS while it lasts and when it ends. The reader
+/// takes the first and last reading of each (busy period, OS thread): the
+/// share of wall time the thread spent on a CPU is what tells a blocked hang
+/// from a CPU hang.
+typedef struct hw_rec_cpu {
+    hw_rec_header h;
+    int32_t tid;       // slot id
+    int32_t os_tid;    // the thread whose clock this is
+    uint64_t busy_seq;
+    uint64_t time_ns;  // CLOCK_MONOTONIC of the reading
+    uint64_t cpu_ns;   // its CPU clock (CPUCLOCK_SCHED: user + system)
+    uint64_t runq_ns;  // time spent runnable but waiting for a CPU (schedstat); UINT64_MAX: unknown
+} hw_rec_cpu;
+
+/// How a lock's owner was read from the futex a thread waits on.
+enum hw_owner_how {
+    HW_OWNER_NONE = 0,     // no owner knowable (condition variable, semaphore, group...)
+    HW_OWNER_PI = 1,       // PI futex (FUTEX_LOCK_PI: Swift's Mutex, PI mutexes): the word is the owner's tid
+    HW_OWNER_MUTEX = 2,    // glibc pthread_mutex_t (NSLock, pthread_mutex_lock): __data.__owner at +8
+    HW_OWNER_WORD_TID = 3, // the word is a live thread's tid (pthread_join waits on the joined thread's tid)
+};
+
+/// The watchdog found a busy thread blocked in futex and read its word:
+/// written when the waited-on address or its owner changes.
+typedef struct hw_rec_lock_owner {
+    hw_rec_header h;
+    int32_t tid;        // slot id of the waiting thread
+    int32_t os_tid;     // the waiting thread
+    uint64_t busy_seq;
+    uint64_t time_ns;
+    uint64_t futex_addr;
+    uint32_t futex_op;
+    uint32_t how;       // enum hw_owner_how
+    int32_t owner_tid;  // 0 when HW_OWNER_NONE
+    uint32_t word;      // the futex word as read
+    char owner_name[16];
+} hw_rec_lock_owner;
+
+/// HW_REC_OWNER_SAMPLE flag: the owner's stack had not moved since its previous sample.
+enum { HW_SAMPLE_SAME_AS_PREVIOUS = 2 };
+/// HW_REC_OWNER_SAMPLE flags bits 8-15: ticks beyond one the sample stands
+/// for (the watchdog polls a long, unchanged wait less often; see watchdog.c).
+enum { HW_SAMPLE_EXTRA_SHIFT = 8, HW_SAMPLE_EXTRA_MAX = 255 };
+
+/// Threads that used CPU while a busy thread waited in futex with no owner
+/// known, as CPU time since the wait was first seen (the most first).
+#define HW_RAN_MAX 16
+typedef struct hw_ran_thread {
+    int32_t tid;
+    uint32_t reserved;
+    uint64_t cpu_ns;
+    char name[16];
+} hw_ran_thread;
+
+typedef struct hw_rec_ran_during {
+    hw_rec_header h;
+    int32_t tid;        // slot id of the waiting thread
+    uint32_t count;
+    uint64_t busy_seq;
+    uint64_t since_ns;  // when the baseline was taken
+    uint64_t time_ns;
+    hw_ran_thread threads[HW_RAN_MAX];
+} hw_rec_ran_during;
 
 #endif

@@ -1,0 +1,285 @@
+// What attach reads from /proc about another process: each thread's syscall
+// (the heartbeat), state and name, the thread list, the memory map (stack
+// bounds and code ranges), and whether we may look at all.
+//
+// /proc/PID/task/TID/syscall needs PTRACE_MODE_ATTACH, the same permission as
+// ptrace itself, so its first read is also the access check.
+#include "attach_internal.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+uint64_t hwa_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int hwa_open_task_file(pid_t pid, pid_t tid, const char *name) {
+    char path[96];
+    snprintf(path, sizeof path, "/proc/%d/task/%d/%s", (int)pid, (int)tid, name);
+    return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf, size_t len) {
+    int fd = hwa_open_task_file(pid, tid, name);
+    if (fd < 0) return -1;
+    ssize_t n = read(fd, buf, len - 1);
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    if (n >= 0) buf[n] = 0;
+    return n;
+}
+
+hwa_probe hwa_probe_fd(int fd) {
+    hwa_probe p = { .activity = HWA_OTHER, .nr = -1 };
+    char buf[256];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) {
+        if (n < 0 && (errno == ESRCH || errno == ENOENT)) p.activity = HWA_GONE;
+        return p;
+    }
+    buf[n] = 0;
+    if (strncmp(buf, "running", 7) == 0) { p.activity = HWA_RUNNING; return p; }
+    unsigned long long a[6] = {0}, sp = 0, pc = 0;
+    long nr = -1;
+    int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3],
+                     &a[4], &a[5], &sp, &pc);
+    if (got == 9 && nr >= 0) {
+        p.activity = HWA_BLOCKED;
+        p.nr = nr;
+        for (int i = 0; i < 6; i++) p.args[i] = a[i];
+        p.sp = sp;
+        p.pc = pc;
+    } else if (got == 3 && nr == -1) {
+        // "-1 sp pc": stopped or faulting, not inside a syscall.
+        p.sp = a[0];
+        p.pc = a[1];
+    }
+    return p;
+}
+
+char hwa_task_state(pid_t pid, pid_t tid) {
+    char buf[512];
+    if (read_task_file(pid, tid, "stat", buf, sizeof buf) <= 0) return 0;
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' ? paren[2] : 0;
+}
+
+bool hwa_task_name(pid_t pid, pid_t tid, char name[16]) {
+    char buf[64];
+    memset(name, 0, 16);
+    ssize_t n = read_task_file(pid, tid, "comm", buf, sizeof buf);
+    if (n <= 0) return false;
+    if (buf[n - 1] == '\n') buf[n - 1] = 0;
+    size_t len = strlen(buf);
+    memcpy(name, buf, len > 15 ? 15 : len);
+    return true;
+}
+
+int hwa_list_tasks(pid_t pid, pid_t *out, int max) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+    DIR *dir = opendir(path);
+    if (!dir) return -1;
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(dir)) != NULL && count < max) {
+        if (!isdigit((unsigned char)e->d_name[0])) continue;
+        out[count++] = (pid_t)atoi(e->d_name);
+    }
+    closedir(dir);
+    // Ascending tids: the main thread first, then threads in creation order (mostly).
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { pid_t t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
+    return count;
+}
+
+int hwa_thread_count(int stat_fd) {
+    char buf[1024];
+    ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
+    if (n <= 0) return -1;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    if (!p) return -1;
+    char state = p[2];
+    // Fields after the name: state(3) ... num_threads(20).
+    int field = 2;
+    for (p = p + 1; *p && field < 20; p++) if (*p == ' ') field++;
+    int threads = atoi(p);
+    // A zombie leader with other threads alive is not the process's end: the
+    // main thread called pthread_exit, or another thread's execve is ending it (de_thread).
+    if ((state == 'Z' || state == 'X') && threads <= 1) return -1;
+    return threads;
+}
+
+static void push(hwa_range **list, size_t *count, size_t *cap, uint64_t lo, uint64_t hi) {
+    if (*count == *cap) {
+        size_t grown = *cap ? *cap * 2 : 64;
+        hwa_range *r = realloc(*list, grown * sizeof *r);
+        if (!r) return;
+        *list = r;
+        *cap = grown;
+    }
+    (*list)[(*count)++] = (hwa_range){ lo, hi };
+}
+
+bool hwa_read_maps(pid_t pid, hwa_maps *maps) {
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) return false;
+    hwa_free_maps(maps);
+    size_t code_cap = 0, all_cap = 0;
+    char line[4096];
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long lo, hi;
+        char perms[8];
+        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3) continue;
+        push(&maps->all, &maps->all_count, &all_cap, lo, hi);
+        if (perms[2] == 'x') push(&maps->code, &maps->code_count, &code_cap, lo, hi);
+    }
+    fclose(f);
+    return true;
+}
+
+void hwa_free_maps(hwa_maps *maps) {
+    free(maps->code);
+    free(maps->all);
+    memset(maps, 0, sizeof *maps);
+}
+
+static const hwa_range *find(const hwa_range *list, size_t count, uint64_t addr) {
+    size_t lo = 0, hi = count; // the kernel lists mappings in address order
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (list[mid].lo <= addr) lo = mid + 1; else hi = mid;
+    }
+    if (lo == 0) return NULL;
+    return addr < list[lo - 1].hi ? &list[lo - 1] : NULL;
+}
+
+bool hwa_in_code(const hwa_maps *maps, uint64_t addr) { return find(maps->code, maps->code_count, addr) != NULL; }
+
+bool hwa_mapping_of(const hwa_maps *maps, uint64_t addr, hwa_range *out) {
+    const hwa_range *r = find(maps->all, maps->all_count, addr);
+    if (!r) return false;
+    *out = *r;
+    return true;
+}
+
+static unsigned long long status_mask(const char *buf, const char *key) {
+    const char *line = strstr(buf, key);
+    return line ? strtoull(line + strlen(key), NULL, 16) : 0;
+}
+
+/// Signals whose default action is to ignore them (the kernel's sig_kernel_ignore).
+#define HWA_DEFAULT_IGNORED ((1ull << (SIGCHLD - 1)) | (1ull << (SIGWINCH - 1)) | (1ull << (SIGURG - 1)) \
+                             | (1ull << (SIGCONT - 1)))
+
+/// The signals the process drops on arrival: SIG_IGN ones, and default-ignored
+/// ones without a handler. The kernel drops them at send time only for an
+/// untraced thread; for one we hold they are queued, so they must not count
+/// as the program's own.
+static unsigned long long ignored_mask(const char *status) {
+    unsigned long long caught = status_mask(status, "SigCgt:");
+    return status_mask(status, "SigIgn:") | (HWA_DEFAULT_IGNORED & ~caught);
+}
+
+bool hwa_signal_pending(pid_t pid, pid_t tid) {
+    char buf[4096];
+    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return true; // unsure: assume yes
+    unsigned long long pending = status_mask(buf, "SigPnd:") | status_mask(buf, "ShdPnd:");
+    return (pending & ~status_mask(buf, "SigBlk:") & ~ignored_mask(buf)) != 0;
+}
+
+bool hwa_signal_ignored(pid_t pid, pid_t tid, int sig) {
+    char buf[4096];
+    if (sig <= 0 || sig > 64 || read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return false; // unsure: deliver
+    return (ignored_mask(buf) >> (sig - 1)) & 1;
+}
+
+pid_t hwa_tracer_of(pid_t pid, pid_t tid) {
+    char buf[4096];
+    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return -1;
+    const char *line = strstr(buf, "TracerPid:");
+    return line ? (pid_t)atoi(line + strlen("TracerPid:")) : -1;
+}
+
+static uid_t process_uid(pid_t pid) {
+    char path[64];
+    struct stat st;
+    snprintf(path, sizeof path, "/proc/%d", (int)pid);
+    return stat(path, &st) == 0 ? st.st_uid : (uid_t)-1;
+}
+
+static int yama_scope(void) {
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "re");
+    if (!f) return -1;
+    int scope = -1;
+    if (fscanf(f, "%d", &scope) != 1) scope = -1;
+    fclose(f);
+    return scope;
+}
+
+int hwa_check_access(int32_t pid, char *why, size_t why_len) {
+    if (pid <= 0 || (kill(pid, 0) != 0 && errno == ESRCH)) {
+        snprintf(why, why_len, "no process with pid %d", (int)pid);
+        return HWA_ACCESS_NO_PROCESS;
+    }
+    char state = hwa_task_state(pid, pid);
+    if (state == 'Z' || state == 'X') {
+        snprintf(why, why_len, "process %d has exited (zombie)", (int)pid);
+        return HWA_ACCESS_NO_PROCESS;
+    }
+    if (pid == getpid()) {
+        snprintf(why, why_len, "process %d is hangwatch itself", (int)pid);
+        return HWA_ACCESS_DENIED;
+    }
+    int fd = hwa_open_task_file(pid, pid, "syscall");
+    if (fd >= 0) {
+        char buf[8];
+        ssize_t n = pread(fd, buf, sizeof buf, 0);
+        int err = errno;
+        close(fd);
+        if (n > 0) return HWA_ACCESS_OK;
+        errno = err;
+    }
+    if (errno == ESRCH || errno == ENOENT) {
+        snprintf(why, why_len, "no process with pid %d", (int)pid);
+        return HWA_ACCESS_NO_PROCESS;
+    }
+    uid_t owner = process_uid(pid);
+    if (owner != (uid_t)-1 && owner != geteuid() && geteuid() != 0) {
+        snprintf(why, why_len, "process %d belongs to another user (uid %u): attaching needs that user or CAP_SYS_PTRACE",
+                 (int)pid, (unsigned)owner);
+        return HWA_ACCESS_OTHER_USER;
+    }
+    int scope = yama_scope();
+    if (scope >= 1) {
+        snprintf(why, why_len, "attaching to process %d was refused by Yama (kernel.yama.ptrace_scope = %d); "
+                 "run as root, grant CAP_SYS_PTRACE, or set ptrace_scope to 0", (int)pid, scope);
+        return HWA_ACCESS_PTRACE_SCOPE;
+    }
+    snprintf(why, why_len, "attaching to process %d was refused (%s): it may be non-dumpable or protected by a security module",
+             (int)pid, strerror(errno));
+    return HWA_ACCESS_DENIED;
+}
+
+void hwa_block_sigchld(void) {
+    sigset_t chld;
+    sigemptyset(&chld);
+    sigaddset(&chld, SIGCHLD);
+    pthread_sigmask(SIG_BLOCK, &chld, NULL);
+}

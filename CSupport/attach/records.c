@@ -1,0 +1,80 @@
+// Sample-log records, written exactly as the in-process engine writes them
+// (hangwatch_log.h), so that CaptureCollector reads an attach like a run.
+// Slot ids are OS thread ids; there is one image generation (1).
+#include "attach_internal.h"
+
+#include <string.h>
+
+void hwa_emit_session(hw_log_header *log, pid_t pid, uint64_t now) {
+    hw_rec_session *rec = (hw_rec_session *)hw_log_reserve(log, sizeof *rec);
+    if (!rec) return;
+    rec->generation = 1;
+    rec->pid = pid;
+    rec->start_ns = now;
+    // owner_pid stays 0: the writer is this process (the poller), whose threads
+    // the reader's liveness check must look at, not the target's.
+    __atomic_store_n(&log->generation, 1, __ATOMIC_RELEASE);
+    hw_log_commit(&rec->h, HW_REC_SESSION);
+}
+
+void hwa_emit_thread(hw_log_header *log, pid_t tid, uint32_t role, const char name[16]) {
+    hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = tid;
+    rec->role = role;
+    memcpy(rec->name, name, sizeof rec->name);
+    rec->name[15] = 0;
+    rec->os_tid = tid;
+    rec->reserved = 0;
+    hw_log_commit(&rec->h, HW_REC_THREAD);
+}
+
+void hwa_emit_busy(hw_log_header *log, uint32_t type, pid_t tid, uint64_t seq, uint64_t start, uint64_t end,
+                   uint32_t flags) {
+    hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = tid;
+    rec->flags = flags;
+    rec->busy_seq = seq;
+    rec->start_ns = start;
+    rec->end_ns = end;
+    rec->os_tid = tid;
+    rec->reserved = 0;
+    hw_log_commit(&rec->h, type);
+}
+
+void hwa_emit_sample(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
+                     const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len, uint64_t stack_addr,
+                     uint32_t flags) {
+    hw_rec_sample *rec = (hw_rec_sample *)hw_log_reserve_kind(log, (uint32_t)(sizeof *rec + stack_len), HW_REC_SAMPLE);
+    if (!rec) return;
+    rec->tid = tid;
+    rec->generation = 1;
+    rec->busy_seq = seq;
+    rec->time_ns = now;
+    rec->source = source;
+    rec->call = call;
+    rec->flags = flags;
+    rec->stack_len = stack_len;
+    rec->stack_addr = stack_addr;
+    memcpy(rec->regs, regs, sizeof rec->regs);
+    if (stack_len) memcpy(rec->stack, stack, stack_len);
+    hw_log_commit(&rec->h, HW_REC_SAMPLE);
+}
+
+void hwa_emit_repeat(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now) {
+    hw_rec_repeat *rec = (hw_rec_repeat *)hw_log_reserve_kind(log, sizeof *rec, HW_REC_REPEAT);
+    if (!rec) return;
+    rec->tid = tid;
+    rec->extra_ticks = 0; // one repeat per tick
+    rec->busy_seq = seq;
+    rec->time_ns = now;
+    hw_log_commit(&rec->h, HW_REC_REPEAT);
+}
+
+void hwa_emit_exit(hw_log_header *log, uint64_t now) {
+    hw_rec_exit *rec = (hw_rec_exit *)hw_log_reserve(log, sizeof *rec);
+    if (!rec) return;
+    rec->time_ns = now;
+    hw_log_commit(&rec->h, HW_REC_EXIT);
+}

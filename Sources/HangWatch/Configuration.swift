@@ -1,0 +1,54 @@
+#if canImport(Glibc)
+import Glibc
+import HangWatchCapture
+import HangWatchRender
+#endif
+
+extension HangWatcher {
+    /// How the in-process watcher runs. Every field can also be set without a
+    /// code change through the environment (see `fromEnvironment()`).
+    public struct Configuration: Sendable, Equatable {
+        /// Thresholds, sample rate, frame deadline and watched threads (see `CaptureConfig`).
+        public var capture = CaptureConfig()
+        /// Where to write the report when the process exits; nil: only on demand.
+        public var reportPath: String?
+        /// The format of the report written at exit (`HANGWATCH_FORMAT`); text by default.
+        public var reportFormat: ReportFormat = .text
+        /// Watch the main run loop with a CFRunLoop observer (RunLoop programs).
+        public var observeMainRunLoop = true
+
+        /// The defaults: the command line's thresholds, no report at exit, the main run loop
+        /// observed.
+        public init() {}
+
+        /// Reads HANGWATCH_HANG_MS, HANGWATCH_REPORT_MS, HANGWATCH_SAMPLE_HZ,
+        /// HANGWATCH_FRAME_MS, HANGWATCH_THREADS (comma-separated names or
+        /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
+        /// (a path, or "stderr") and HANGWATCH_FORMAT.
+        /// Unset or invalid values keep the defaults.
+        public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
+            var c = base
+            func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
+                guard let raw = getenv(key), let v = Double(String(cString: raw)), range.contains(v) else { return nil }
+                return v
+            }
+            func text(_ key: String) -> String? {
+                guard let raw = getenv(key) else { return nil }
+                let s = String(cString: raw)
+                return s.isEmpty ? nil : s
+            }
+            if let v = number("HANGWATCH_HANG_MS", 1...3_600_000) { c.capture.hangMs = v }
+            if let v = number("HANGWATCH_REPORT_MS", 1...3_600_000) { c.capture.reportMs = v }
+            if c.capture.reportMs < c.capture.hangMs { c.capture.reportMs = c.capture.hangMs }
+            if let v = number("HANGWATCH_SAMPLE_HZ", 1...10_000) { c.capture.sampleHz = v }
+            if let v = number("HANGWATCH_FRAME_MS", 0.1...10_000) { c.capture.frameMs = v }
+            if let v = text("HANGWATCH_THREADS") {
+                c.capture.threadPatterns = v.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
+            }
+            if let v = text("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
+            if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
+            if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
+            return c
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import CHangWatchEngine
+import HangWatchAnalysis
+import HangWatchModel
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counts hitches of a frame-deadline loop from inside the program: mark each
+/// frame with `frame { … }`, or `frameStarted()` / `frameEnded()`. Several
+/// named monitors may run at once, from any threads. Their statistics join
+/// the watcher's report (`frames`, `frameLoops`); a frame that runs past the
+/// hang threshold is also sampled and reported as a hang.
+public final class FrameMonitor: Sendable {
+    /// The loop's name, as the report shows it in `FrameStats.name`.
+    public let name: String
+    /// The frame budget in ms.
+    public let deadlineMs: Double
+    /// Start of the frame in progress; 0 when none. A monitor is one loop, so
+    /// one frame is open at a time.
+    private let openStartNs = Atomic<UInt64>(0)
+    private let frames = Mutex(FrameLog())
+
+    private struct FrameLog {
+        var durationsNs: [UInt64] = []
+        var firstStartNs: UInt64 = 0
+        var lastEndNs: UInt64 = 0
+    }
+
+    /// - Parameters:
+    ///   - name: shown in the report (e.g. "render", "audio").
+    ///   - deadlineMs: the frame budget, e.g. 16.667 at 60 Hz.
+    public init(name: String, deadlineMs: Double) {
+        self.name = name
+        self.deadlineMs = deadlineMs
+        HangWatcher.shared?.register(self)
+    }
+
+    /// A frame's work begins now.
+    public func frameStarted() {
+        let now = hw_now_ns()
+        openStartNs.store(now, ordering: .relaxed)
+        if let slot = FrameThread.slot() { hw_heartbeat_wait_end_at(slot, now) }
+    }
+
+    /// The frame's work is done.
+    public func frameEnded() {
+        let now = hw_now_ns()
+        if let slot = FrameThread.slot() { hw_heartbeat_wait_begin_at(slot, now) }
+        let start = openStartNs.exchange(0, ordering: .relaxed)
+        guard start != 0, now >= start else { return }
+        frames.withLock { log in
+            if log.durationsNs.isEmpty { log.firstStartNs = start }
+            log.durationsNs.append(now - start)
+            log.lastEndNs = now
+        }
+    }
+
+    /// Runs one frame's work.
+    @inline(__always)
+    public func frame<T>(_ work: () throws -> T) rethrows -> T {
+        frameStarted()
+        defer { frameEnded() }
+        return try work()
+    }
+
+    /// Statistics so far; nil before the first frame.
+    public func statistics() -> FrameStats? {
+        frames.withLock { log in
+            guard !log.durationsNs.isEmpty else { return nil }
+            return FrameStatistics.compute(name: name, deadlineMs: deadlineMs,
+                                           durationsMs: log.durationsNs.map { Double($0) / 1e6 },
+                                           intervalMs: Double(log.lastEndNs - log.firstStartNs) / 1e6)
+        }
+    }
+}
+
+/// The calling thread's watch slot for frame loops, registered on first use
+/// so that long frames are sampled like hangs. A thread-local read after that.
+enum FrameThread {
+    @inline(__always)
+    static func slot() -> OpaquePointer? {
+        if let slot = hw_current_slot() { return slot }
+        guard hw_engine_running() else { return nil }
+        return hw_register_current_thread(UInt32(HW_ROLE_LOOP))
+    }
+}

@@ -1,0 +1,139 @@
+import CHangWatchEngine
+import Foundation
+import HangWatchAnalysis
+import HangWatchCapture
+import HangWatchModel
+import HangWatchRender
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The in-process way in: `try HangWatcher.start()` from the main thread runs
+/// the same engine as `hangwatch run` inside this process, and the report is
+/// available at any time as the same `Report` value the JSON file holds.
+///
+/// A background reader thread drains the engine's log every 50 ms and unwinds
+/// samples there, never on the watched threads.
+public final class HangWatcher: Sendable {
+    /// The watcher started in this process, if any (one engine per process).
+    public static var shared: HangWatcher? { current.withLock { $0 } }
+    private static let current = Mutex<HangWatcher?>(nil)
+
+    /// The configuration the watcher was started with.
+    public let configuration: Configuration
+    let log: LogBox
+    private let state = Mutex(ReaderState())
+    private let startNs: UInt64
+    private let frameMonitors = Mutex<[FrameMonitor]>([])
+
+    /// Why `start(_:)` did not start the watcher.
+    public enum StartError: Error, Equatable, CustomStringConvertible {
+        case alreadyStarted, notOnMainThread, engine(String)
+        /// One line for the user that says why.
+        public var description: String {
+            switch self {
+            case .alreadyStarted: return "hangwatch is already running in this process"
+            case .notOnMainThread: return "HangWatcher.start() must be called on the main thread"
+            case let .engine(why): return "hangwatch engine did not start: \(why)"
+            }
+        }
+    }
+
+    /// Starts watching. Call once, early, on the main thread.
+    @discardableResult
+    public static func start(_ configuration: Configuration = .fromEnvironment()) throws(StartError) -> HangWatcher {
+        try current.withLock { (slot: inout HangWatcher?) throws(StartError) -> HangWatcher in
+            if slot != nil { throw .alreadyStarted }
+            guard Thread.isMainThread else { throw .notOnMainThread }
+            let watcher = try HangWatcher(configuration)
+            slot = watcher
+            return watcher
+        }
+    }
+
+    private init(_ configuration: Configuration) throws(StartError) {
+        self.configuration = configuration
+        startNs = ProcessClock.processStartNs()
+        let anonymous: SampleLog
+        do { anonymous = try SampleLog(anonymousCapacity: 32 << 20) } catch { throw .engine("\(error)") }
+        log = LogBox(anonymous)
+        anonymous.configure(configuration.capture)
+        let patterns = configuration.capture.threadPatterns.joined(separator: "\n")
+        let rc = patterns.withCString { p -> Int32 in
+            var engineConfig = hw_config(
+                hang_ns: UInt64(configuration.capture.hangMs * 1e6),
+                sample_period_ns: UInt64(1e9 / configuration.capture.sampleHz),
+                arm_ns: 0, frame_ns: 0,
+                thread_patterns: configuration.capture.threadPatterns.isEmpty ? nil : p,
+                flags: configuration.capture.sampler == .signal ? HW_CONFIG_SIGNAL_SAMPLES : 0)
+            return hw_engine_start(anonymous.header, &engineConfig)
+        }
+        guard rc == 0 else { throw .engine(String(cString: strerror(errno))) }
+        // dlopen'ed images are learned from /proc/self/maps by the reader thread.
+        let box = log
+        state.withLock { $0.collector.watchModules(ofProcess: getpid(), log: box.sampleLog) }
+        if configuration.observeMainRunLoop { MainRunLoopHeartbeat.install() }
+        startReader()
+        if configuration.reportPath != nil { ExitReport.install() }
+    }
+
+    private func startReader() {
+        let thread = Thread { [self] in
+            while true {
+                drain()
+                usleep(50_000) // the 32 MiB ring holds seconds of samples; waking less keeps idle cost down
+            }
+        }
+        thread.name = "hangwatch-reader"
+        thread.start()
+    }
+
+    /// Reads everything the engine logged so far (any thread may call it).
+    func drain() {
+        state.withLock { s in
+            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
+        }
+    }
+
+    /// The report so far: hangs up to now, with their call trees.
+    public func report() -> Report {
+        drain()
+        let run = state.withLock { $0.collector.snapshot() }
+        let now = ProcessClock.monotonicNs()
+        let facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
+                                 arguments: Array(CommandLine.arguments.dropFirst()),
+                                 exitCode: nil, signal: nil, startNs: startNs, endNs: now)
+        var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts)
+        let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
+        if !monitored.isEmpty {
+            report.frameLoops += monitored
+            if report.frames == nil { report.frames = monitored.first }
+        }
+        return report
+    }
+
+    /// Writes the report now.
+    public func writeReport(to path: String, format: ReportFormat? = nil) throws {
+        let data = try (format ?? configuration.reportFormat).render(report())
+        if path == "stderr" || path == "-" {
+            FileHandle.standardError.write(data)
+        } else {
+            try data.write(to: URL(fileURLWithPath: path))
+        }
+    }
+
+    func register(_ monitor: FrameMonitor) {
+        frameMonitors.withLock { $0.append(monitor) }
+    }
+}
+
+/// The log mapping, shared by the reader thread and report callers under the state lock.
+final class LogBox: @unchecked Sendable {
+    let sampleLog: SampleLog
+    init(_ log: SampleLog) { sampleLog = log }
+}
+
+struct ReaderState: ~Copyable {
+    var collector = CaptureCollector()
+}

@@ -1,0 +1,123 @@
+import HangWatchCapture
+import HangWatchModel
+
+/// What a hung thread was doing, from its own CPU clock rather than from
+/// where its samples landed: a thread parked in a futex for 400 ms and one
+/// spinning in it leave the same leaf. Also names the call it blocked in,
+/// the program's frame that made it and, for a lock, the owner.
+package struct HangStateAnalysis {
+    /// `cpu` when the thread ran (or was runnable) ≥ 80 % of the measured
+    /// window, `blocked` when ≤ 20 %, `mixed` between.
+    var kind: HangKind
+    var cpuMs: Double?
+    var runnableMs: Double?
+    var blockedIn: String?
+    var blockedSymbol: String?
+    var lockOwner: LockOwner?
+    var runningThreads: [RunningThread] = []
+
+    /// Shares at or above this are a CPU hang, at or below `blockedShare` a blocked one.
+    static let cpuShare = 0.8
+    static let blockedShare = 0.2
+    /// A CPU window shorter than this says too little (clock granularity,
+    /// one tick): the sample-based kind is used instead.
+    static let minimumWindowNs: UInt64 = 5_000_000
+    /// Threads that used less CPU than this during an ownerless wait are not listed.
+    static let minimumRunningMs = 1.0
+
+    init(key: BusyKey, durationMs: Double, samples: [CapturedSample], run: CapturedRun,
+         stacks: StackResolver, msPerSample: Double, wantsTree: Bool) {
+        let fallback = BlockedProfile(samples: samples)
+        kind = fallback.kind
+        blockedIn = fallback.mainCall
+        if let measured = Self.measure(run.threadStates.cpu[key] ?? []) {
+            cpuMs = measured.cpuShare * durationMs
+            runnableMs = measured.runqShare.map { $0 * durationMs }
+            // Runnable time is time the thread wanted a CPU: it counts as running.
+            let active = measured.cpuShare + (measured.runqShare ?? 0)
+            kind = active >= Self.cpuShare ? .cpu : (active <= Self.blockedShare ? .blocked : .mixed)
+            blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
+        }
+        guard kind != .cpu, let call = blockedIn else { return }
+        let blockedStacks = samples.filter { $0.source != .signal && CallNames.name(of: $0.call) == call }
+            .sorted { $0.weight > $1.weight }.map(stacks.resolve)
+        blockedSymbol = blockedStacks.first.flatMap(Self.callingFrame)
+        guard call == "futex" else { return }
+        let joining = blockedStacks.contains { $0.frames.contains { $0.symbol.contains("join") } }
+        lockOwner = Self.owner(key: key, run: run, stacks: stacks, msPerSample: msPerSample,
+                               joining: joining, wantsTree: wantsTree)
+        if lockOwner == nil {
+            runningThreads = (run.threadStates.ranDuring[key]?.threads ?? [])
+                .map { RunningThread(tid: Int($0.tid), name: $0.name, cpuMs: Double($0.cpuNs) / 1e6) }
+                .filter { $0.cpuMs >= Self.minimumRunningMs }
+                .prefix(5).map { $0 }
+        }
+    }
+
+    package struct Shares {
+        package var cpuShare: Double
+        package var runqShare: Double?
+    }
+
+    /// CPU (and run-queue) share of wall time over the windows the readings cover.
+    package static func measure(_ windows: [CPUWindow]) -> Shares? {
+        let span = windows.reduce(UInt64(0)) { $0 + $1.spanNs }
+        guard span >= minimumWindowNs else { return nil }
+        let cpu = windows.reduce(UInt64(0)) { $0 + $1.cpuNs }
+        let runqs = windows.map(\.runqNs)
+        let runq: UInt64? = runqs.contains(where: { $0 == nil }) ? nil : runqs.reduce(0) { $0 + ($1 ?? 0) }
+        let cpuShare = min(1, Double(cpu) / Double(span))
+        return Shares(cpuShare: cpuShare, runqShare: runq.map { min(1 - cpuShare, Double($0) / Double(span)) })
+    }
+
+    /// The call blocked samples were in most (ties by name).
+    static func mainCall(_ samples: [CapturedSample]) -> String? {
+        var byCall: [String: Int] = [:]
+        for s in samples where s.source != .signal { byCall[CallNames.name(of: s.call), default: 0] += s.weight }
+        return byCall.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+    }
+
+    /// The innermost frame of the program's own code (not libc, the Swift
+    /// runtime, Foundation, libdispatch or the agent); else the innermost
+    /// frame that is not the wait itself.
+    static func callingFrame(_ stack: WeightedStack) -> String? {
+        let frames = stack.frames.filter { !$0.image.isEmpty }
+        if let own = frames.last(where: { !SystemImages.contains($0.image) }) { return own.symbol }
+        return frames.dropLast().last?.symbol
+    }
+
+    /// The owner of the lock, when the engine named one the evidence supports:
+    /// a PI futex or a pthread mutex always; a futex word that is a thread id
+    /// only when the waiter's stack is in a join (anything else could be a
+    /// counter that happens to equal a tid).
+    static func owner(key: BusyKey, run: CapturedRun, stacks: StackResolver, msPerSample: Double,
+                      joining: Bool, wantsTree: Bool) -> LockOwner? {
+        let candidates = (run.threadStates.locks[key] ?? []).filter { wait in
+            guard wait.ownerTid > 0 else { return false }
+            switch wait.evidence {
+            case .priorityInheritance, .pthreadMutex: return true
+            case .wordIsThread: return joining
+            case .none: return false
+            }
+        }
+        let samplesByOwner = run.threadStates.ownerSamples[key] ?? [:]
+        func weight(_ tid: Int32) -> Int { (samplesByOwner[tid] ?? []).reduce(0) { $0 + $1.weight } }
+        // Several owners in turn (a lock handed on): the one sampled most.
+        guard let chosen = candidates.max(by: { (weight($0.ownerTid), $1.timeNs) < (weight($1.ownerTid), $0.timeNs) })
+        else { return nil }
+        let samples = samplesByOwner[chosen.ownerTid] ?? []
+        let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample,
+                                                     tracksWaiting: true) : nil
+        let name = chosen.ownerName.isEmpty ? (run.threads[chosen.ownerTid]?.name ?? "") : chosen.ownerName
+        return LockOwner(tid: Int(chosen.ownerTid), name: name, evidence: evidenceName(chosen.evidence), callTree: tree)
+    }
+
+    static func evidenceName(_ evidence: LockOwnerEvidence) -> String {
+        switch evidence {
+        case .priorityInheritance: return "pi-futex"
+        case .pthreadMutex: return "mutex"
+        case .wordIsThread: return "join"
+        case .none: return "none"
+        }
+    }
+}

@@ -1,0 +1,228 @@
+import CHangWatchEngine
+import Glibc
+import HangWatchCapture
+import HangWatchModel
+import HangWatchSymbols
+
+/// Facts about the profiled process that the sample log does not hold.
+package struct ProcessFacts: Sendable {
+    package var pid: Int
+    package var executable: String
+    package var arguments: [String]
+    package var exitCode: Int?
+    package var signal: Int?
+    /// CLOCK_MONOTONIC ns at process start (just before exec).
+    package var startNs: UInt64
+    /// CLOCK_MONOTONIC ns when the process was seen to end.
+    package var endNs: UInt64
+    package init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?,
+                startNs: UInt64, endNs: UInt64) {
+        self.pid = pid
+        self.executable = executable
+        self.arguments = arguments
+        self.exitCode = exitCode
+        self.signal = signal
+        self.startNs = startNs
+        self.endNs = endNs
+    }
+}
+
+/// Builds the report: durations from the heartbeat's own timestamps, evidence
+/// from the samples, names from the symbolicator, trees from the builder.
+package struct ReportBuilder {
+    package var config: CaptureConfig
+    /// Looks up function sources when `config.sourceLines` is set; when nil,
+    /// one using the llvm-symbolizer found in PATH is made for the report.
+    package var sourceLines: SourceLineResolver?
+    package init(config: CaptureConfig, sourceLines: SourceLineResolver? = nil) {
+        self.config = config
+        self.sourceLines = sourceLines
+    }
+
+    package func build(run: CapturedRun, process: ProcessFacts, extraNotes: [String] = []) -> Report {
+        let symbolicator = Symbolicator()
+        for module in run.modules { symbolicator.addModule(module) }
+        var stacks = StackResolver(run: run, symbolicator: symbolicator)
+        let endNs = run.exitTimeNs ?? process.endNs
+        let msPerSample = 1000 / config.sampleHz
+
+        let periods = run.busyPeriods.values.sorted { ($0.startNs, $0.tid) < ($1.startNs, $1.tid) }
+        func periodEnd(_ period: BusyPeriod) -> UInt64 { period.endNs ?? max(endNs, period.startNs) }
+        func periodMs(_ period: BusyPeriod) -> Double { Double(periodEnd(period) - period.startNs) / 1e6 }
+        func periodSamples(_ period: BusyPeriod) -> [CapturedSample] {
+            run.samples[BusyKey(tid: period.tid, seq: period.seq, generation: period.generation)] ?? []
+        }
+
+        var sourceNotes: [String] = []
+        if config.sourceLines {
+            // Only trees that are shown get sources, and all of them in one
+            // symbolizer run: collect every function first, then build stacks.
+            let resolver = sourceLines ?? SourceLineResolver()
+            let shown = periods.filter { periodMs($0) >= config.reportMs }.flatMap(periodSamples)
+            stacks.sources = resolver.sources(for: stacks.functionStarts(in: shown))
+            sourceNotes = resolver.notes
+        }
+
+        var hangs: [Hang] = []
+        var launch: Launch?
+        for period in periods where !period.endedByThreadExit {
+            let samples = periodSamples(period)
+            let end = periodEnd(period)
+            let durationMs = periodMs(period)
+            let wantsTree = durationMs >= config.reportMs
+            let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample,
+                                                         tracksWaiting: true) : nil
+            let weight = samples.reduce(0) { $0 + $1.weight }
+            if period.isLaunch {
+                // Launch counts from process start, not from when the engine came up.
+                let launchMs = Double(end &- min(process.startNs, period.startNs)) / 1e6
+                launch = Launch(durationMs: launchMs, reachedFirstWait: period.endNs != nil,
+                                sampleCount: weight, callTree: tree)
+                continue
+            }
+            guard durationMs >= config.hangMs else { continue }
+            let states = HangStateAnalysis(key: BusyKey(tid: period.tid, seq: period.seq, generation: period.generation),
+                                           durationMs: durationMs, samples: samples, run: run, stacks: stacks,
+                                           msPerSample: msPerSample, wantsTree: wantsTree)
+            let thread = run.threads[period.osTid]
+            let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
+            hangs.append(Hang(
+                id: hangs.count + 1,
+                thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: Self.roleName(role)),
+                startMs: Double(Int64(period.startNs) - Int64(process.startNs)) / 1e6,
+                durationMs: durationMs,
+                reported: wantsTree,
+                inProgress: period.endNs == nil,
+                kind: states.kind,
+                blockedIn: states.blockedIn,
+                sampleCount: weight,
+                sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
+                callTree: tree,
+                cpuMs: states.cpuMs, runnableMs: states.runnableMs, blockedSymbol: states.blockedSymbol,
+                lockOwner: states.lockOwner, runningThreads: states.runningThreads))
+        }
+        let frameLoops = frameStats(run: run)
+        let notes = extraNotes + symbolicator.notes + sourceNotes + Self.describe(run: run)
+        return Report(
+            process: ProcessInfoRecord(pid: process.pid, executable: process.executable,
+                                       arguments: process.arguments, exitCode: process.exitCode,
+                                       signal: process.signal,
+                                       wallMs: Double(process.endNs &- process.startNs) / 1e6),
+            thresholds: Thresholds(hangMs: config.hangMs, reportMs: config.reportMs,
+                                   sampleHz: config.sampleHz, frameMs: config.frameMs),
+            summary: Summary(hangs: hangs),
+            hangs: hangs,
+            frames: frameLoops.first,
+            frameLoops: frameLoops,
+            launch: launch,
+            notes: notes)
+    }
+
+    /// One FrameStats per loop that logged frames, main thread first.
+    func frameStats(run: CapturedRun) -> [FrameStats] {
+        guard let deadline = config.frameMs else { return [] }
+        return run.frames.keys.sorted { (abs($0), $0) < (abs($1), $1) }.compactMap { id in
+            guard let frames = run.frames[id], let first = frames.first, let last = frames.last else { return nil }
+            let intervalMs = Double(last.startNs + last.durationNs - first.startNs) / 1e6
+            let name = run.threads[id]?.name ?? "thread \(id)"
+            return FrameStatistics.compute(name: name, deadlineMs: deadline,
+                                           durationsMs: frames.map { Double($0.durationNs) / 1e6 },
+                                           intervalMs: intervalMs)
+        }
+    }
+
+    static func roleName(_ role: UInt32) -> String {
+        switch role {
+        case UInt32(HW_ROLE_MAIN_QUEUE): return "main-queue"
+        case UInt32(HW_ROLE_LOOP): return "loop"
+        default: return "main-thread"
+        }
+    }
+
+    /// What an HW_NOTE_SAMPLER note tells the reader, if anything: why running threads
+    /// were sampled with signals, or that the kernel sampled user time only.
+    static func samplerNote(_ value: UInt64) -> String? {
+        let sampler = UInt32(truncatingIfNeeded: value)
+        let why = UInt32(truncatingIfNeeded: value >> 32)
+        if sampler == HW_SAMPLER_PERF.rawValue {
+            guard why == UInt32(HW_SAMPLER_WHY_USER_ONLY) else { return nil }
+            return "running threads were sampled by the kernel in user time only (perf_event_paranoid): "
+                + "CPU time inside system calls got no samples"
+        }
+        guard sampler == HW_SAMPLER_SIGNAL.rawValue else { return nil }
+        let reason: String
+        switch why {
+        case UInt32(HW_SAMPLER_WHY_SECCOMP):
+            reason = "a seccomp filter is on, and one may kill for perf_event_open, so it was not tried"
+        case UInt32(HW_SAMPLER_WHY_RING):
+            reason = "the kernel sampler's ring could not be mapped: the locked-memory allowance was spent"
+        default:
+            reason = "perf_event_open: " + String(cString: strerror(Int32(bitPattern: why)))
+        }
+        return "running threads were sampled with SIGPROF, not by the kernel (\(reason)): "
+            + "a sample that races into a call such as sigtimedwait can end it early"
+    }
+
+    /// Notes about the evidence itself: what the engine could not sample.
+    static func describe(run: CapturedRun) -> [String] {
+        var notes: [String] = []
+        var seen = Set<String>()
+        for note in run.notes {
+            let text: String
+            switch note.code {
+            case HW_NOTE_SIGNAL_BLOCKED.rawValue:
+                text = "thread \(note.tid) blocks SIGPROF: its CPU samples are missing, only blocked waits were sampled"
+            case HW_NOTE_SIGNAL_REPLACED.rawValue:
+                text = "the program installed its own SIGPROF handler; hangwatch chains to it"
+            case HW_NOTE_SAMPLES_MISSED.rawValue:
+                text = "thread \(note.tid): sampling signals went unanswered (\(note.value) in one hang)"
+            case HW_NOTE_SAMPLER.rawValue:
+                guard let said = samplerNote(note.value) else { continue }
+                text = said
+            case HW_NOTE_KERNEL_SAMPLES_LOST.rawValue:
+                text = "thread \(note.tid): the kernel lost \(note.value) samples in one hang (its ring filled before the watchdog read it)"
+            case HW_NOTE_STATE_UNREADABLE.rawValue:
+                text = "thread \(note.tid): /proc gave only its state (a privilege drop, or a thread on its way out): blocked ticks have no stack, and no signal was sent while its state was unsure"
+            default: continue
+            }
+            if seen.insert(text).inserted { notes.append(text) }
+        }
+        if run.droppedSamples > 0 {
+            notes.append("\(run.droppedSamples) samples were dropped because the sample log was full")
+        }
+        let droppedControl = run.droppedRecords &- run.droppedSamples
+        if droppedControl > 0 {
+            notes.append("\(droppedControl) hang, thread or module records were dropped because the sample log was full "
+                         + "even in the room kept for them: hang boundaries may be missing")
+        }
+        if run.abandonedRecords > 0 {
+            notes.append("\(run.abandonedRecords) records were skipped because the thread writing them never finished them "
+                         + "(it was ended by another thread's exec, or left a signal handler by longjmp)")
+        }
+        if run.unattributedRecords > 0 {
+            notes.append("\(run.unattributedRecords) records did not come from a watched thread of the program and were ignored")
+        }
+        return notes
+    }
+}
+
+/// How much of a hang was spent blocked, and in which call mostly.
+struct BlockedProfile {
+    let kind: HangKind
+    let mainCall: String?
+
+    init(samples: [CapturedSample]) {
+        var blockedWeight = 0, total = 0
+        var byCall: [String: Int] = [:]
+        for s in samples {
+            total += s.weight
+            if s.source != .signal {
+                blockedWeight += s.weight
+                byCall[CallNames.name(of: s.call), default: 0] += s.weight
+            }
+        }
+        let fraction = total == 0 ? 0 : Double(blockedWeight) / Double(total)
+        kind = fraction >= 0.9 ? .blocked : (fraction <= 0.1 ? .cpu : .mixed)
+        mainCall = kind == .cpu ? nil : byCall.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
+    }
+}

@@ -1,0 +1,143 @@
+// The collector's side of thread states: CPU-clock readings, lock owners,
+// the owners' samples and the threads that ran during an ownerless wait
+// (records written by the engine's thread_cpu.c and lock_owner.c).
+
+import CHangWatchEngine
+
+/// Reader-side bookkeeping for thread-state records (the collector holds one).
+final class ThreadStateReader {
+    /// Generation of the latest SESSION record: the image every later record belongs to.
+    var generation: UInt32 = 0
+    /// Which slot waited in each busy period a lock owner was named for (owner samples carry only the sequence).
+    var slotOfSeq: [BusyKey: Int32] = [:]
+    /// Each slot's latest busy period with CPU readings (earlier ones are dropped unless they were hangs).
+    var latestCPUKey: [Int32: BusyKey] = [:]
+    /// Each slot's latest busy period with lock records (the same rule).
+    var latestLockKey: [Int32: BusyKey] = [:]
+    /// Per busy period and owner: the sample entry each shape went to, and the latest entry.
+    var ownerShapes: [BusyKey: [Int32: [OwnerShape: Int]]] = [:]
+    var latestOwnerEntry: [BusyKey: [Int32: Int]] = [:]
+    var scratch: [UInt64]
+
+    struct OwnerShape: Hashable {
+        var stack: Int32
+        var source: UInt32
+        var call: Int32
+        var truncated: Bool
+    }
+
+    init(maxFrames: Int) { scratch = [UInt64](repeating: 0, count: maxFrames) }
+}
+
+extension CaptureCollector {
+    /// Reads the thread-state records (and SESSION, for their generation); other kinds pass by.
+    func consumeThreadState(_ record: UnsafePointer<hw_rec_header>) {
+        let raw = UnsafeRawPointer(record)
+        let reader = threadStateReader
+        switch Int(hw_rec_kind(record)) {
+        case Int(HW_REC_SESSION.rawValue):
+            reader.generation = raw.assumingMemoryBound(to: hw_rec_session.self).pointee.generation
+        case Int(HW_REC_CPU.rawValue):
+            addCPUReading(raw.assumingMemoryBound(to: hw_rec_cpu.self).pointee)
+        case Int(HW_REC_LOCK_OWNER.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_lock_owner.self).pointee
+            let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
+            let name = withUnsafeBytes(of: r.owner_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let wait = CapturedLockWait(address: r.futex_addr, op: r.futex_op,
+                                        evidence: LockOwnerEvidence(rawValue: r.how) ?? .none,
+                                        ownerTid: r.owner_tid, ownerName: name, timeNs: r.time_ns)
+            forgetEarlierLockWaits(before: key)
+            run.threadStates.locks[key, default: []].append(wait)
+            reader.slotOfSeq[BusyKey(tid: 0, seq: r.busy_seq, generation: reader.generation)] = r.tid
+        case Int(HW_REC_OWNER_SAMPLE.rawValue):
+            addOwnerSample(raw.assumingMemoryBound(to: hw_rec_sample.self))
+        case Int(HW_REC_RAN_DURING.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_ran_during.self).pointee
+            let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
+            let count = Int(min(r.count, UInt32(HW_RAN_MAX)))
+            let threads = withUnsafeBytes(of: r.threads) { bytes in
+                bytes.bindMemory(to: hw_ran_thread.self).prefix(count).map { t in
+                    let name = withUnsafeBytes(of: t.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+                    return CapturedRanDuring.Entry(tid: t.tid, name: name, cpuNs: t.cpu_ns)
+                }
+            }
+            forgetEarlierLockWaits(before: key)
+            run.threadStates.ranDuring[key] = CapturedRanDuring(sinceNs: r.since_ns, untilNs: r.time_ns, threads: threads)
+        default:
+            break
+        }
+    }
+
+    /// Lock waits of busy periods that never became hangs are dropped once
+    /// their slot moves on (a loop that waits on a lock for 20 ms at every
+    /// event would otherwise keep every wait's owner samples).
+    private func forgetEarlierLockWaits(before key: BusyKey) {
+        let reader = threadStateReader
+        if let previous = reader.latestLockKey[key.tid], previous != key, run.busyPeriods[previous] == nil {
+            run.threadStates.locks[previous] = nil
+            run.threadStates.ownerSamples[previous] = nil
+            run.threadStates.ranDuring[previous] = nil
+            reader.ownerShapes[previous] = nil
+            reader.latestOwnerEntry[previous] = nil
+            reader.slotOfSeq[BusyKey(tid: 0, seq: previous.seq, generation: previous.generation)] = nil
+        }
+        reader.latestLockKey[key.tid] = key
+    }
+
+    private func addCPUReading(_ r: hw_rec_cpu) {
+        let reader = threadStateReader
+        let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
+        // Readings start 10 ms into every busy period; keep only those of hangs
+        // (announced by the time the slot's next period is read) and the latest.
+        if let previous = reader.latestCPUKey[r.tid], previous != key, run.busyPeriods[previous] == nil {
+            run.threadStates.cpu[previous] = nil
+        }
+        reader.latestCPUKey[r.tid] = key
+        let runq: UInt64? = r.runq_ns == UInt64.max ? nil : r.runq_ns
+        var windows = run.threadStates.cpu[key] ?? []
+        if let last = windows.indices.last, windows[last].osTid == r.os_tid, r.time_ns >= windows[last].lastNs {
+            windows[last].lastNs = r.time_ns
+            windows[last].lastCPUNs = r.cpu_ns
+            windows[last].lastRunqNs = runq
+        } else {
+            windows.append(CPUWindow(osTid: r.os_tid, firstNs: r.time_ns, lastNs: r.time_ns, firstCPUNs: r.cpu_ns,
+                                     lastCPUNs: r.cpu_ns, firstRunqNs: runq, lastRunqNs: runq))
+        }
+        run.threadStates.cpu[key] = windows
+    }
+
+    private func addOwnerSample(_ rec: UnsafePointer<hw_rec_sample>) {
+        let reader = threadStateReader
+        let s = rec.pointee
+        guard s.generation == reader.generation,
+              let slot = reader.slotOfSeq[BusyKey(tid: 0, seq: s.busy_seq, generation: s.generation)] else { return }
+        let key = BusyKey(tid: slot, seq: s.busy_seq, generation: s.generation)
+        let owner = s.tid
+        // A sample taken at a polling stride stands for the ticks it skipped.
+        let ticks = 1 + Int((s.flags >> UInt32(HW_SAMPLE_EXTRA_SHIFT)) & UInt32(HW_SAMPLE_EXTRA_MAX))
+        if s.flags & UInt32(HW_SAMPLE_SAME_AS_PREVIOUS) != 0 {
+            // Still blocked where it was: one more tick of its latest entry.
+            if let at = reader.latestOwnerEntry[key]?[owner], at < run.threadStates.ownerSamples[key]?[owner]?.count ?? 0 {
+                run.threadStates.ownerSamples[key]?[owner]?[at].weight += ticks
+                run.threadStates.ownerSamples[key]?[owner]?[at].timeNs = s.time_ns
+            }
+            return
+        }
+        let count = Int(max(unwindLearningModules(rec, into: &reader.scratch), 0))
+        let stack = run.stacks.intern(Array(reader.scratch.prefix(min(count, reader.scratch.count))))
+        let truncated = s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0
+        let shape = ThreadStateReader.OwnerShape(stack: stack, source: s.source, call: s.call, truncated: truncated)
+        if let at = reader.ownerShapes[key]?[owner]?[shape], at < run.threadStates.ownerSamples[key]?[owner]?.count ?? 0 {
+            run.threadStates.ownerSamples[key]?[owner]?[at].weight += ticks
+            run.threadStates.ownerSamples[key]?[owner]?[at].timeNs = s.time_ns
+            reader.latestOwnerEntry[key, default: [:]][owner] = at
+            return
+        }
+        let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
+                                    call: s.call, stack: stack, weight: ticks, truncated: truncated)
+        let at = run.threadStates.ownerSamples[key]?[owner]?.count ?? 0
+        run.threadStates.ownerSamples[key, default: [:]][owner, default: []].append(sample)
+        reader.ownerShapes[key, default: [:]][owner, default: [:]][shape] = at
+        reader.latestOwnerEntry[key, default: [:]][owner] = at
+    }
+}

@@ -1,0 +1,188 @@
+import CHangWatchEngine
+import CHangWatchUnwind
+import HangWatchSymbols
+
+/// Turns sample-log records into a `CapturedRun`, unwinding each sample as it
+/// arrives so that stack copies never pile up. Single-threaded by design: one
+/// reader owns it.
+package final class CaptureCollector {
+    package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it
+    private var unwinders: [UInt32: OpaquePointer] = [:] // per image generation (exec restarts it)
+    private var hangSeqs: Set<BusyKey> = []
+    /// Each slot's latest busy period that had samples.
+    private var currentBusy: [Int32: BusyKey] = [:]
+    /// Which records are the target's watched threads' (THREAD records of the current generation).
+    private var attribution = RecordAttribution()
+    /// Samples folded per distinct stack as they arrive (memory grows with stacks, not ticks).
+    private var folds = SampleFolds()
+    /// The buffer every sample is unwound into (one allocation, not one per sample).
+    private var scratch: [UInt64]
+    /// CPU readings, lock owners and their samples (CaptureCollector+ThreadStates.swift).
+    let threadStateReader: ThreadStateReader
+    private let vdso = VDSOImage.current()
+    /// Images learned from /proc/PID/maps after the engine's start (CaptureCollector+Modules.swift).
+    let moduleDiscovery = ModuleDiscovery()
+    package let maxFrames: Int
+
+    package init(maxFrames: Int = 256) {
+        self.maxFrames = maxFrames
+        scratch = [UInt64](repeating: 0, count: maxFrames)
+        threadStateReader = ThreadStateReader(maxFrames: maxFrames)
+    }
+
+    deinit { for u in unwinders.values { hw_unwinder_destroy(u) } }
+
+    /// Reads all committed records now.
+    package func drain(_ log: SampleLog, writerGone: Bool) {
+        log.drain(writerGone: writerGone) { record in consume(record) }
+        run.droppedRecords = log.droppedRecords
+        run.droppedSamples = log.droppedSamples
+        run.abandonedRecords = log.abandonedRecords
+    }
+
+    package func consume(_ record: UnsafePointer<hw_rec_header>) {
+        let raw = UnsafeRawPointer(record)
+        noteForModules(record)
+        guard attribution.admits(record) else {
+            run.unattributedRecords += 1
+            return
+        }
+        consumeThreadState(record)
+        switch Int(hw_rec_kind(record)) {
+        case Int(HW_REC_MODULE.rawValue):
+            addModule(raw.assumingMemoryBound(to: hw_rec_module.self))
+        case Int(HW_REC_THREAD.rawValue):
+            let t = raw.assumingMemoryBound(to: hw_rec_thread.self).pointee
+            let name = withUnsafeBytes(of: t.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let osTid = t.os_tid != 0 ? t.os_tid : t.tid
+            run.threads[osTid] = CapturedThread(tid: osTid, name: name, role: t.role)
+        case Int(HW_REC_SAMPLE.rawValue):
+            addSample(raw.assumingMemoryBound(to: hw_rec_sample.self))
+        case Int(HW_REC_REPEAT.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_repeat.self).pointee
+            folds.repeatLatest(of: busyKey(r.tid, r.busy_seq), at: r.time_ns, ticks: 1 + Int(r.extra_ticks),
+                               in: &run.samples)
+        case Int(HW_REC_HANG_START.rawValue), Int(HW_REC_BUSY_END.rawValue):
+            let b = raw.assumingMemoryBound(to: hw_rec_busy.self).pointee
+            let key = busyKey(b.tid, b.busy_seq)
+            hangSeqs.insert(key)
+            let ended = hw_rec_kind(record) == HW_REC_BUSY_END.rawValue
+            var period = run.busyPeriods[key] ?? BusyPeriod(tid: b.tid, seq: b.busy_seq, generation: key.generation,
+                                                             osTid: b.os_tid,
+                                                             startNs: b.start_ns, endNs: nil,
+                                                             isLaunch: b.flags & UInt32(HW_BUSY_LAUNCH) != 0)
+            period.startNs = b.start_ns
+            if b.os_tid != 0 { period.osTid = b.os_tid }
+            if ended { period.endNs = b.end_ns }
+            if ended && b.flags & UInt32(HW_BUSY_THREAD_EXIT) != 0 { period.endedByThreadExit = true }
+            run.busyPeriods[key] = period
+        case Int(HW_REC_NOTE.rawValue):
+            let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
+            run.notes.append(CaptureNote(tid: n.tid, code: n.code, value: n.value))
+        case Int(HW_REC_FRAMES.rawValue):
+            let f = raw.assumingMemoryBound(to: hw_rec_frames.self).pointee
+            let count = Int(min(f.count, UInt32(HW_FRAME_BATCH)))
+            let starts = withUnsafeBytes(of: f.start_ns) { Array($0.bindMemory(to: UInt64.self).prefix(count)) }
+            let durations = withUnsafeBytes(of: f.duration_us) { Array($0.bindMemory(to: UInt32.self).prefix(count)) }
+            run.frames[f.tid, default: []] += zip(starts, durations).map {
+                CapturedFrame(startNs: $0, durationNs: UInt64($1) * 1000)
+            }
+        case Int(HW_REC_EXIT.rawValue):
+            run.exitTimeNs = raw.assumingMemoryBound(to: hw_rec_exit.self).pointee.time_ns
+        case Int(HW_REC_SESSION.rawValue):
+            let session = raw.assumingMemoryBound(to: hw_rec_session.self).pointee
+            endPeriods(before: session.generation, at: session.start_ns)
+        default:
+            break // future record types carry nothing the report needs
+        }
+    }
+
+    func unwinder(for generation: UInt32) -> OpaquePointer? {
+        if let u = unwinders[generation] { return u }
+        guard let u = hw_unwinder_create() else { return nil }
+        unwinders[generation] = u
+        return u
+    }
+
+    private func addModule(_ rec: UnsafePointer<hw_rec_module>) {
+        let m = rec.pointee
+        let pathPtr = UnsafeRawPointer(rec).advanced(by: MemoryLayout<hw_rec_module>.size)
+        let path = String(cString: pathPtr.assumingMemoryBound(to: CChar.self))
+        let buildId = withUnsafeBytes(of: m.build_id) { Array($0.prefix(Int(min(m.build_id_len, 32)))) }
+        let isVDSO = m.flags & UInt32(HW_MODULE_VDSO) != 0
+        let inline = isVDSO ? vdso?.bytes : nil
+        let image = ModuleImage(path: isVDSO ? "[vdso]" : path, loadBias: m.bias, start: m.start, end: m.end,
+                                buildId: buildId, inlineImage: inline)
+        register(image, generation: m.generation, flags: m.flags)
+    }
+
+    /// Makes an image (logged by the engine, or found in the maps) known to
+    /// the report and to the unwinder of its generation. `flags`: HW_MODULE_*.
+    func register(_ image: ModuleImage, generation: UInt32, flags: UInt32) {
+        run.modules.append(image)
+        if flags & UInt32(HW_MODULE_AGENT) != 0 { run.agentModuleStarts.insert(image.start) }
+        moduleDiscovery.noteKnown(image, generation: generation, flags: flags)
+        guard let u = unwinder(for: generation) else { return }
+        // The status is not kept: a module the unwinder cannot use ends the stacks that
+        // reach it, and the symbolicator notes the files it cannot read or that belong
+        // to another build.
+        _ = image.buildId.withUnsafeBufferPointer { id in
+            if let bytes = image.inlineImage {
+                return bytes.withUnsafeBufferPointer { b in
+                    hw_unwinder_add_module(u, nil, b.baseAddress, b.count, image.loadBias, image.start, image.end,
+                                           id.baseAddress, UInt32(id.count))
+                }
+            }
+            if flags & UInt32(HW_MODULE_VDSO) != 0 { return HW_MODULE_UNREADABLE.rawValue }
+            return hw_unwinder_add_module(u, image.path, nil, 0, image.loadBias, image.start, image.end,
+                                          id.baseAddress, UInt32(id.count))
+        }
+    }
+
+    private func addSample(_ rec: UnsafePointer<hw_rec_sample>) {
+        let s = rec.pointee
+        let key = busyKey(s.tid, s.busy_seq)
+        // A new busy period on this thread: the previous one's samples are only
+        // kept when it turned out to be a hang (it was announced by then).
+        if let previous = currentBusy[s.tid], previous != key, !hangSeqs.contains(previous) {
+            run.samples[previous] = nil
+            folds.forget(previous)
+        }
+        currentBusy[s.tid] = key
+        let count = Int(max(unwindLearningModules(rec, into: &scratch), 0))
+        let stack = run.stacks.intern(Array(scratch.prefix(min(count, scratch.count))))
+        let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
+                                    call: s.call, stack: stack, weight: 1,
+                                    truncated: s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0)
+        folds.add(sample, to: key, in: &run.samples)
+    }
+
+    /// A new image started (exec): the previous image's threads all ended in
+    /// the exec, so its busy periods still open ended by then too. Left open,
+    /// they would read as hangs lasting to the end of the process.
+    private func endPeriods(before generation: UInt32, at startNs: UInt64) {
+        for (key, period) in run.busyPeriods where key.generation < generation && period.endNs == nil {
+            run.busyPeriods[key]?.endNs = max(startNs, period.startNs)
+        }
+    }
+
+    /// The busy period `seq` of slot `tid` in the current generation.
+    private func busyKey(_ tid: Int32, _ seq: UInt64) -> BusyKey {
+        BusyKey(tid: tid, seq: seq, generation: attribution.generation ?? 0)
+    }
+
+    /// Drops samples of busy periods that never became hangs (call once at the end).
+    package func finish() {
+        for key in run.samples.keys where !hangSeqs.contains(key) {
+            run.samples[key] = nil
+            folds.forget(key)
+        }
+    }
+
+    /// What was captured so far, as `finish()` would leave it, without ending the capture.
+    package func snapshot() -> CapturedRun {
+        var copy = run
+        for key in copy.samples.keys where !hangSeqs.contains(key) { copy.samples[key] = nil }
+        return copy
+    }
+}

@@ -1,0 +1,122 @@
+// Public rather than package to stay close to its history; the library does
+// not re-export the capture stage, so none of this reaches its users.
+
+import HangWatchSymbols
+
+/// Everything read from a sample log, unwound but not yet symbolicated.
+/// Times are CLOCK_MONOTONIC nanoseconds, as the engine wrote them.
+public struct CapturedRun: Sendable {
+    package var modules: [ModuleImage] = []
+    public var agentModuleStarts: Set<UInt64> = []
+    /// Watched threads by OS thread id.
+    public var threads: [Int32: CapturedThread] = [:]
+    /// Busy periods that reached the hang threshold, keyed by image, thread and sequence.
+    public var busyPeriods: [BusyKey: BusyPeriod] = [:]
+    /// The samples of each busy period, folded: one entry per distinct stack,
+    /// source and call, in the order they were first seen, weighted by how many
+    /// ticks saw it.
+    public var samples: [BusyKey: [CapturedSample]] = [:]
+    /// The stacks the samples refer to.
+    public var stacks = StackTable()
+    public var notes: [CaptureNote] = []
+    /// Frame loops: every frame (busy period) by slot id.
+    public var frames: [Int32: [CapturedFrame]] = [:]
+    public var exitTimeNs: UInt64?
+    /// Records the ring refused because it was full (all kinds).
+    public var droppedRecords: UInt64 = 0
+    /// Of those, samples: a full ring drops these first.
+    public var droppedSamples: UInt64 = 0
+    /// Records a writer reserved and never committed (its thread died mid-write).
+    public var abandonedRecords: UInt64 = 0
+    /// Records ignored because no watched thread of the current image wrote them.
+    public var unattributedRecords: UInt64 = 0
+    /// CPU time, lock owners and what ran while a busy thread waited (ThreadStates.swift).
+    public var threadStates = ThreadStates()
+    public init() {}
+}
+
+public struct CapturedThread: Sendable, Equatable {
+    public var tid: Int32
+    public var name: String
+    public var role: UInt32
+    package init(tid: Int32, name: String, role: UInt32) {
+        self.tid = tid
+        self.name = name
+        self.role = role
+    }
+}
+
+public struct BusyKey: Hashable, Sendable {
+    public var tid: Int32
+    public var seq: UInt64
+    /// The engine generation (process image): an exec restarts sequences.
+    /// No default: a key built without it would silently match nothing.
+    public var generation: UInt32
+    public init(tid: Int32, seq: UInt64, generation: UInt32) {
+        self.tid = tid
+        self.seq = seq
+        self.generation = generation
+    }
+}
+
+public struct BusyPeriod: Sendable, Equatable {
+    public var tid: Int32
+    public var seq: UInt64
+    /// The engine generation (process image) it belongs to.
+    public var generation: UInt32 = 0
+    /// The OS thread that ran the work (for the main queue, the worker that drained it).
+    public var osTid: Int32
+    public var startNs: UInt64
+    /// nil while in progress (no end was logged before the process stopped).
+    public var endNs: UInt64?
+    /// The period before the thread's first loop wait.
+    public var isLaunch: Bool
+    /// It ended because its thread exited: the loop was gone, not hung.
+    public var endedByThreadExit = false
+    package init(tid: Int32, seq: UInt64, generation: UInt32 = 0, osTid: Int32, startNs: UInt64, endNs: UInt64?,
+                 isLaunch: Bool, endedByThreadExit: Bool = false) {
+        self.tid = tid
+        self.seq = seq
+        self.generation = generation
+        self.osTid = osTid
+        self.startNs = startNs
+        self.endNs = endNs
+        self.isLaunch = isLaunch
+        self.endedByThreadExit = endedByThreadExit
+    }
+}
+
+/// One or more sampling ticks of a busy period that saw the same stack the same way.
+public struct CapturedSample: Sendable, Equatable {
+    public enum Source: UInt32, Sendable { case signal = 1, blockedWrapper = 2, blockedSyscall = 3 }
+    /// When the latest tick folded into it was taken.
+    public var timeNs: UInt64
+    public var source: Source
+    /// HW_CALL_* for interposed waits, or 1000 + syscall number.
+    public var call: Int32
+    /// Index in `CapturedRun.stacks` of the unwound pcs (innermost first;
+    /// pcs[0] is the exact pc, the rest are return addresses).
+    public var stack: Int32
+    /// How many sampling ticks saw this same stack, source and call.
+    public var weight: Int
+    public var truncated: Bool
+    package init(timeNs: UInt64, source: Source, call: Int32, stack: Int32, weight: Int, truncated: Bool) {
+        self.timeNs = timeNs
+        self.source = source
+        self.call = call
+        self.stack = stack
+        self.weight = weight
+        self.truncated = truncated
+    }
+}
+
+public struct CaptureNote: Sendable, Equatable {
+    public var tid: Int32
+    public var code: UInt32
+    public var value: UInt64
+}
+
+public struct CapturedFrame: Sendable, Equatable {
+    public var startNs: UInt64
+    public var durationNs: UInt64
+}

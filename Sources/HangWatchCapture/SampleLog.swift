@@ -1,0 +1,88 @@
+import CHangWatchEngine
+import HangWatchSymbols
+
+/// The reader's handle on a sample log (see `hangwatch_log.h`): a shared file
+/// mapping the target writes into, which stays readable after the target dies.
+package final class SampleLog {
+    package let header: UnsafeMutablePointer<hw_log_header>
+    package let path: String?
+
+    /// Creates a fresh log file at `path` with a ring of `capacity` bytes.
+    package init(creatingAt path: String, capacity: UInt64 = 64 << 20) throws(CaptureError) {
+        guard let h = hw_log_create(path, capacity) else {
+            throw CaptureError.cannotCreateLog(path, errnoDescription())
+        }
+        header = h
+        self.path = path
+    }
+
+    /// An in-memory log for the in-process library (no file).
+    package init(anonymousCapacity capacity: UInt64 = 16 << 20) throws(CaptureError) {
+        guard let h = hw_log_create_anonymous(capacity) else {
+            throw CaptureError.cannotCreateLog("(anonymous)", errnoDescription())
+        }
+        header = h
+        path = nil
+    }
+
+    deinit { hw_log_unmap(header) }
+
+    /// Writes the configuration the engine reads when it starts.
+    package func configure(_ config: CaptureConfig) {
+        header.pointee.hang_ns = UInt64(config.hangMs * 1e6)
+        header.pointee.report_ns = UInt64(config.reportMs * 1e6)
+        header.pointee.sample_period_ns = UInt64(1e9 / config.sampleHz)
+        header.pointee.frame_ns = UInt64((config.frameMs ?? 0) * 1e6)
+        header.pointee.flags = config.sampler == .signal ? UInt32(HW_LOG_SIGNAL_SAMPLES) : 0
+        let patterns = config.threadPatterns.joined(separator: "\n")
+        withUnsafeMutableBytes(of: &header.pointee.thread_patterns) { buffer in
+            buffer.initializeMemory(as: UInt8.self, repeating: 0)
+            for (i, byte) in patterns.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+        }
+    }
+
+    /// Hands every whole committed record to `body`, in order, then releases it.
+    /// `writerGone`: the target is dead, so uncommitted records will never complete.
+    package func drain(writerGone: Bool, _ body: (UnsafePointer<hw_rec_header>) -> Void) {
+        drain(writerGone: writerGone, nowNs: nil, body)
+    }
+
+    /// `drain` at a given CLOCK_MONOTONIC time (tests step over abandoned records without waiting).
+    package func drain(writerGone: Bool, nowNs: UInt64?, _ body: (UnsafePointer<hw_rec_header>) -> Void) {
+        while let record = nowNs.map({ hw_log_peek_at(header, writerGone, $0) }) ?? hw_log_peek(header, writerGone) {
+            body(record)
+            hw_log_consume(header, record)
+        }
+        // The ring of a file log is also mapped by the target: pages the reader
+        // is done with need not stay in the reader's memory.
+        if path != nil { hw_log_release_consumed(header, &releasedPosition) }
+    }
+
+    /// Ring position up to which this process's page mappings were dropped.
+    private var releasedPosition: UInt64 = 0
+
+    /// Records the writer had to drop because the ring was full.
+    package var droppedRecords: UInt64 { hw_log_dropped(header) }
+
+    /// Dropped samples (SAMPLE and REPEAT records): a full ring drops these first.
+    package var droppedSamples: UInt64 {
+        hw_log_dropped_kind(header, UInt32(HW_REC_SAMPLE.rawValue)) + hw_log_dropped_kind(header, UInt32(HW_REC_REPEAT.rawValue))
+    }
+
+    /// Dropped records of every other kind (hang boundaries, threads, modules...):
+    /// only when even the headroom kept for them was full.
+    package var droppedControlRecords: UInt64 { droppedRecords &- droppedSamples }
+
+    /// Records skipped because their writer reserved them and never committed
+    /// (its thread died, or left a signal handler by longjmp).
+    package var abandonedRecords: UInt64 { header.pointee.abandoned_records }
+
+    /// How long an uncommitted record whose writer may still live holds the reader up.
+    package var abandonAfterNs: UInt64 {
+        get { header.pointee.abandon_ns }
+        set { header.pointee.abandon_ns = newValue }
+    }
+
+    /// The process that claimed the log (0 until the engine starts).
+    package var ownerPid: Int32 { header.pointee.owner_pid }
+}

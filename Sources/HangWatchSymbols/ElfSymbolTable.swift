@@ -1,0 +1,162 @@
+// Function symbols of one ELF image, sorted for address lookup.
+//
+// The table is read completely while the file is open and then the file is
+// closed, so a table is a plain immutable value: it holds no descriptor, no
+// mapping and no libelf handle, and can be shared freely.
+
+import CLibElf
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why an ELF image could not be read. The description is short enough to be
+/// quoted in a report note.
+package enum ElfReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// `open(2)` or `fstat(2)` failed; carries `errno`.
+    case cannotOpen(path: String, errno: Int32)
+    /// The path names something other than a regular file (a directory, a FIFO, ...).
+    case notARegularFile(path: String)
+    /// libelf could not be initialised or refused the input.
+    case libelf(String)
+    /// The bytes are not an ELF object (for example a script or an archive).
+    case notELF
+
+    package var description: String {
+        switch self {
+        case let .cannotOpen(path, err):
+            return "cannot open \(path): \(String(cString: strerror(err)))"
+        case let .notARegularFile(path):
+            return "\(path) is not a regular file"
+        case let .libelf(message):
+            return "libelf: \(message)"
+        case .notELF:
+            return "not an ELF file"
+        }
+    }
+}
+
+/// The function symbols (`STT_FUNC` and `STT_GNU_IFUNC`) of one ELF image plus
+/// its GNU build-id.
+///
+/// Both `.symtab` and `.dynsym` are read: Swift's internal functions only
+/// appear in `.symtab`, while system libraries are shipped stripped and only
+/// keep `.dynsym`. Addresses are ELF virtual addresses (file addresses), i.e.
+/// runtime address minus the module's load bias.
+package struct ElfSymbolTable: Sendable {
+    /// One function, covering the half-open address range `start..<end`.
+    ///
+    /// For symbols the linker gave a size, `end` is `start + size`. Hand-written
+    /// assembly often has size 0; such a symbol is taken to extend up to the
+    /// next symbol or to the end of its section, whichever comes first.
+    package struct Symbol: Sendable, Hashable {
+        /// The raw (mangled) name as stored in the string table.
+        package let name: String
+        package let start: UInt64
+        package let end: UInt64
+    }
+
+    /// Deduplicated symbols sorted by `start`; ranges never overlap.
+    package let symbols: [Symbol]
+    /// The `NT_GNU_BUILD_ID` note's descriptor, or empty if the image has none.
+    package let buildId: [UInt8]
+    /// True when the image has a `.symtab`, so local functions have names too.
+    /// Distribution libraries ship without one (their debug files have it).
+    package let hasStaticSymbols: Bool
+    /// Start addresses of the functions listed in `.eh_frame_hdr`, sorted;
+    /// names functions that no symbol covers (see ``functionStart(containing:)``).
+    package let functionStarts: [UInt64]
+
+    /// Reads the ELF file at `path`.
+    ///
+    /// Throws ``ElfReadError`` when the file is missing, unreadable, not a
+    /// regular file or not ELF; it never traps on bad input.
+    package init(path: String) throws(ElfReadError) {
+        try requireLibelf()
+        // O_NONBLOCK: opening a FIFO that happens to sit at a stale module path
+        // must not hang the symbolicator. It has no effect on regular files.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard fd >= 0 else { throw .cannotOpen(path: path, errno: errno) }
+        defer { close(fd) }
+
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .cannotOpen(path: path, errno: errno) }
+        guard (info.st_mode & S_IFMT) == S_IFREG else { throw .notARegularFile(path: path) }
+
+        guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else { throw .libelf(libelfMessage()) }
+        defer { elf_end(elf) }
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.read(elf)
+    }
+
+    /// Reads an ELF image held in memory, such as the vDSO copied out of the
+    /// target process (it has no file on disk).
+    package init(image: [UInt8]) throws(ElfReadError) {
+        try requireLibelf()
+        // elf_memory wants a mutable pointer and keeps using the buffer until
+        // elf_end, so all reading happens inside this closure on a private copy.
+        var bytes = image
+        let result: Result<Contents, ElfReadError> = bytes.withUnsafeMutableBytes { raw in
+            guard let base = raw.baseAddress, raw.count > 0 else { return .failure(.notELF) }
+            guard let elf = elf_memory(base.assumingMemoryBound(to: CChar.self), raw.count) else {
+                return .failure(.libelf(libelfMessage()))
+            }
+            defer { elf_end(elf) }
+            return Result { () throws(ElfReadError) in try Self.read(elf) }
+        }
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try result.get()
+    }
+
+    private typealias Contents = (symbols: [Symbol], buildId: [UInt8], hasStaticSymbols: Bool, functionStarts: [UInt64])
+
+    private static func read(_ elf: OpaquePointer) throws(ElfReadError) -> Contents {
+        guard elf_kind(elf) == ELF_K_ELF else { throw .notELF }
+        let reader = ElfReader(elf: elf)
+        return (reader.functionSymbols(), reader.buildId(), reader.hasStaticSymbolTable(), reader.unwindFunctionStarts())
+    }
+
+    /// The function containing `address` (an ELF virtual address) and how far
+    /// into it the address lies, or nil if no function covers it.
+    package func lookup(_ address: UInt64) -> (name: String, offset: UInt64)? {
+        // Binary search for the last symbol whose start is <= address.
+        var low = 0
+        var high = symbols.count
+        while low < high {
+            let mid = (low + high) / 2
+            if symbols[mid].start <= address { low = mid + 1 } else { high = mid }
+        }
+        guard low > 0 else { return nil }
+        let candidate = symbols[low - 1]
+        guard address < candidate.end else { return nil }
+        return (candidate.name, address - candidate.start)
+    }
+
+    /// The start of the function holding `address` according to the unwind
+    /// table: the greatest listed start at or below it, or nil below the first.
+    ///
+    /// The table records where functions begin, not where they end, so an
+    /// address past the last function still maps to it; callers use this only
+    /// for addresses the program really executed, which lie inside some function.
+    package func functionStart(containing address: UInt64) -> UInt64? {
+        var low = 0
+        var high = functionStarts.count
+        while low < high {
+            let mid = (low + high) / 2
+            if functionStarts[mid] <= address { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 ? functionStarts[low - 1] : nil
+    }
+}
+
+/// libelf refuses every call until the library version has been negotiated
+/// once; a lazily initialised global makes that happen exactly once, thread-safely.
+private let libelfVersionAccepted: Bool = elf_version(UInt32(EV_CURRENT)) != UInt32(EV_NONE)
+
+private func requireLibelf() throws(ElfReadError) {
+    guard libelfVersionAccepted else { throw .libelf("library version mismatch") }
+}
+
+private func libelfMessage() -> String {
+    guard let message = elf_errmsg(-1) else { return "unknown error" }
+    return String(cString: message)
+}

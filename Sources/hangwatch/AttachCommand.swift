@@ -1,0 +1,83 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import HangWatchAnalysis
+import HangWatchCapture
+import HangWatchSymbols
+import Foundation
+import HangWatch
+
+/// Set by SIGINT/SIGTERM while attached: stop watching and write the report.
+nonisolated(unsafe) private var attachInterrupted: sig_atomic_t = 0
+
+/// `hangwatch attach PID`: watch a process that is already running, then
+/// write the same report as `run`.
+enum AttachCommand {
+    static func main(_ args: [String]) -> Int32 {
+        let options: AttachOptions
+        do { options = try AttachOptions.parse(args) } catch { return usageError(error.message) }
+        if options.showHelp {
+            print(Usage.attach)
+            return 0
+        }
+        var stopBlocked = options.stopBlockedThreads
+        if ProcessInfo.processInfo.environment["HANGWATCH_ATTACH_STOP_BLOCKED"] == "1" { stopBlocked = true }
+        let sourceLines = options.capture.sourceLines ? SourceLineResolver() : nil
+        let pid = options.pid
+        let executable = ThreadDump.executable(of: pid)
+        let arguments = ThreadDump.arguments(of: pid)
+        let session: AttachSession
+        do {
+            session = try AttachSession(pid: pid, config: options.capture, stopBlockedThreads: stopBlocked)
+        } catch {
+            return refused(error)
+        }
+        installInterruptHandlers()
+        writeStderr("hangwatch: attached to process \(pid) (\(executable))"
+                    + (options.durationSeconds.map { " for \(AttachFigures.fixed($0, 1)) s" } ?? "")
+                    + "; Ctrl-C ends the attach and writes the report")
+        let deadline = options.durationSeconds.map { Clock.monotonicNs() + UInt64($0 * 1e9) }
+        while attachInterrupted == 0 && !session.targetExited {
+            if let deadline, Clock.monotonicNs() >= deadline { break }
+            session.drain()
+            usleep(10_000)
+        }
+        let figures = session.stop()
+        let facts = ProcessFacts(pid: Int(pid), executable: executable, arguments: arguments,
+                                 exitCode: nil, signal: nil, startNs: figures.startNs, endNs: figures.endNs)
+        let report = ReportBuilder(config: options.capture, sourceLines: sourceLines)
+            .build(run: session.collector.run, process: facts, extraNotes: figures.notes)
+        let written = ReportOutput.write(report, format: options.format,
+                                         to: OutputDestination(path: options.output, otherwise: .standardError))
+        if written != 0 { return written }
+        let breaches = options.gates.breaches(of: report)
+        for breach in breaches { writeStderr("hangwatch: \(breach.message)") }
+        return breaches.first?.status ?? 0
+    }
+
+    /// One line, and the status that says which refusal it was.
+    static func refused(_ refusal: AttachRefusal) -> Int32 {
+        writeStderr("hangwatch: \(refusal)")
+        switch refusal {
+        case .noProcess: return ExitCode.noProcess
+        case .otherUser, .ptraceScope, .denied: return ExitCode.permissionDenied
+        case .cannotStart: return ExitCode.internalError
+        }
+    }
+
+    private static func installInterruptHandlers() {
+        // A mask inherited from the parent (a test runner, a supervisor) must
+        // not make Ctrl-C a no-op while attached.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
+            var action = sigaction()
+            action.__sigaction_handler.sa_handler = { _ in attachInterrupted = 1 } // async-signal-safe: one store
+            action.sa_flags = SA_RESTART
+            sigemptyset(&action.sa_mask)
+            sigaction(sig, &action, nil)
+            sigaddset(&unblock, sig)
+        }
+        pthread_sigmask(SIG_UNBLOCK, &unblock, nil)
+    }
+}

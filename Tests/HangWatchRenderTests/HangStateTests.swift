@@ -1,0 +1,92 @@
+import Foundation
+import HangWatchAnalysis
+import HangWatchCapture
+import HangWatchModel
+import HangWatchRender
+import Testing
+
+/// The kind thresholds and the JSON of the new fields, without running anything.
+@Suite struct HangStateUnitTests {
+    static func window(spanMs: Double, cpuMs: Double, runqMs: Double?) -> CPUWindow {
+        CPUWindow(osTid: 1, firstNs: 1_000_000_000, lastNs: 1_000_000_000 + UInt64(spanMs * 1e6),
+                  firstCPUNs: 5_000_000, lastCPUNs: 5_000_000 + UInt64(cpuMs * 1e6),
+                  firstRunqNs: runqMs.map { _ in 0 }, lastRunqNs: runqMs.map { UInt64($0 * 1e6) })
+    }
+
+    @Test func sharesOverTheMeasuredWindows() throws {
+        let two = [Self.window(spanMs: 100, cpuMs: 50, runqMs: 10), Self.window(spanMs: 300, cpuMs: 30, runqMs: 30)]
+        let shares = try #require(HangStateAnalysis.measure(two))
+        #expect(abs(shares.cpuShare - 0.2) < 1e-9)
+        #expect(abs((shares.runqShare ?? -1) - 0.1) < 1e-9)
+        #expect(HangStateAnalysis.measure([Self.window(spanMs: 100, cpuMs: 10, runqMs: nil)])?.runqShare == nil)
+        // Too short a window says nothing: the sample-based kind is used instead.
+        #expect(HangStateAnalysis.measure([Self.window(spanMs: 2, cpuMs: 1, runqMs: 0)]) == nil)
+    }
+
+    static func hang(blockedIn: String?) -> Hang {
+        let owner = CallTreeNode(symbol: "holder_compute", image: "demo", weightMs: 300, selfMs: 300, sampleCount: 300, children: [])
+        return Hang(id: 1, thread: ThreadRef(tid: 10, name: "main"), startMs: 100, durationMs: 350, reported: true,
+                    inProgress: false, kind: .blocked, blockedIn: blockedIn, sampleCount: 350, sampleCoverage: 1,
+                    callTree: CallTreeNode(symbol: "wait_for_lock", image: "demo", weightMs: 350, selfMs: 350, sampleCount: 350,
+                                           children: []), cpuMs: 0.2, runnableMs: 0, blockedSymbol: "wait_for_lock",
+                    lockOwner: LockOwner(tid: 11, name: "lock-holder", evidence: "mutex", callTree: owner),
+                    runningThreads: [RunningThread(tid: 12, name: "worker", cpuMs: 3)])
+    }
+
+    static func report(_ hangs: [Hang]) -> Report {
+        Report(process: ProcessInfoRecord(pid: 1, executable: "demo", arguments: [], exitCode: 0, signal: nil, wallMs: 700),
+               thresholds: Thresholds(), summary: Summary(hangs: hangs), hangs: hangs)
+    }
+
+    @Test func nodesSplitRunningFromWaiting() throws {
+        let f = { (s: String) in Frame(symbol: s, image: "demo") }
+        let stacks = [WeightedStack(frames: [f("main"), f("work")], weight: 30),
+                      WeightedStack(frames: [f("main"), f("lock"), f("futex")], weight: 50, waiting: true),
+                      WeightedStack(frames: [f("main"), f("lock")], weight: 5)]
+        let tree = try #require(CallTreeBuilder.build(stacks, msPerSample: 1, tracksWaiting: true))
+        #expect(tree.waitingMs == 50)
+        #expect(tree.children.first { $0.symbol == "lock" }?.waitingMs == 50)
+        #expect(tree.children.first { $0.symbol == "work" }?.waitingMs == 0)
+        #expect(CallTreeBuilder.build(stacks, msPerSample: 1)?.waitingMs == nil)  // unknown unless asked for
+        let text = CallTreeText(width: 100).lines(for: tree).joined(separator: "\n")
+        #expect(text.contains("Waiting"), "\(text)")
+    }
+
+    @Test func versionTwoRoundTrips() throws {
+        let report = Self.report([Self.hang(blockedIn: "futex")])
+        let data = try JSONReport.encode(report)
+        let object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let hang = try #require((object["hangs"] as? [[String: Any]])?.first)
+        let blocked = try #require(hang["blockedIn"] as? [String: Any])
+        #expect(blocked["syscall"] as? String == "futex")
+        #expect(blocked["symbol"] as? String == "wait_for_lock")
+        #expect((hang["lockOwner"] as? [String: Any])?["name"] as? String == "lock-holder")
+        #expect(try JSONReport.decode(data) == report)
+    }
+
+    @Test func versionOneFilesStillRead() throws {
+        var v1 = try #require(JSONSerialization.jsonObject(with: JSONReport.encode(Self.report([Self.hang(blockedIn: "usleep")])))
+                              as? [String: Any])
+        v1["schemaVersion"] = 1
+        var hang = try #require((v1["hangs"] as? [[String: Any]])?.first)
+        hang["blockedIn"] = "usleep"
+        for key in ["cpuMs", "runnableMs", "lockOwner", "runningThreads"] { hang[key] = nil }
+        v1["hangs"] = [hang]
+        let read = try JSONReport.decode(JSONSerialization.data(withJSONObject: v1))
+        #expect(read.hangs.first?.blockedIn == "usleep")
+        #expect(read.hangs.first?.blockedSymbol == nil)
+        #expect(read.hangs.first?.lockOwner == nil)
+        #expect(read.hangs.first?.cpuMs == nil)
+    }
+
+    @Test func reportsSayWhoHeldTheLock() throws {
+        let report = Self.report([Self.hang(blockedIn: "futex")])
+        let text = TextRenderer.render(report)
+        #expect(text.contains("held by thread 11 (lock-holder), which was doing holder_compute"), "\(text)")
+        #expect(text.contains("blocked in futex, called from wait_for_lock"))
+        #expect(text.contains("on a CPU 0.2 ms of 350.0 ms"), "\(text)")
+        let markdown = MarkdownRenderer.render(report)
+        #expect(markdown.contains("waited for a lock held by thread 11 (lock-holder), which was doing `holder_compute`: look at that thread"),
+                "\(markdown)")
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import HangWatch
+import HangWatchAnalysis
+import HangWatchRender
+import HangWatchSymbols
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    @Suite struct CommandLine {
+        private func hangwatch(_ args: [String]) throws -> ProcessResult {
+            try ProcessRunner.run(TestPaths.hangwatch, args, timeout: 30)
+        }
+
+        private func expectUsageError(_ args: [String], mentions word: String) throws {
+            let r = try hangwatch(args)
+            #expect(r.status == 2, "\(args): status \(r.status)")
+            let lines = r.stderr.split(separator: "\n")
+            #expect(lines.count == 1, "\(args): want one line, got \(r.stderr)")
+            #expect(r.stderr.contains(word), "\(args): \(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+
+        @Test func badFlagsGetOneLineAndStatus2() throws {
+            try expectUsageError(["run", "--bogus", "--", "/bin/true"], mentions: "--bogus")
+            try expectUsageError(["run", "--hang-ms", "-5", "--", "/bin/true"], mentions: "--hang-ms")
+            try expectUsageError(["run", "--hang-ms", "abc", "--", "/bin/true"], mentions: "abc")
+            try expectUsageError(["run", "--hang-ms", "300", "--report-ms", "200", "--", "/bin/true"], mentions: "--report-ms")
+            try expectUsageError(["run", "--sample-hz", "0", "--", "/bin/true"], mentions: "--sample-hz")
+            try expectUsageError(["run", "--format", "xml", "--", "/bin/true"], mentions: "xml")
+            try expectUsageError(["run", "--hang-ms"], mentions: "--hang-ms")
+            try expectUsageError(["run"], mentions: "no program")
+            try expectUsageError(["frobnicate"], mentions: "frobnicate")
+        }
+
+        @Test func missingProgramIs127AndNonExecutableIs126() throws {
+            let missing = try hangwatch(["run", "--", "/nonexistent/program"])
+            #expect(missing.status == 127)
+            #expect(missing.stderr.split(separator: "\n").count == 1)
+            let missingInPath = try hangwatch(["run", "--", "no-such-program-hangwatch"])
+            #expect(missingInPath.status == 127)
+            let scratch = try TestPaths.scratch()
+            let file = scratch.appendingPathComponent("not-executable").path
+            _ = FileManager.default.createFile(atPath: file, contents: Data("#!/bin/sh\n".utf8),
+                                           attributes: [.posixPermissions: 0o644])
+            let notExec = try hangwatch(["run", "--", file])
+            #expect(notExec.status == 126)
+            #expect(notExec.stderr.contains("cannot execute"))
+        }
+
+        @Test func helpAndVersion() throws {
+            for args in [["--help"], ["run", "--help"], ["--version"]] {
+                let r = try hangwatch(args)
+                #expect(r.status == 0, "\(args)")
+                #expect(!r.stdout.isEmpty)
+            }
+            #expect(try hangwatch(["run", "--help"]).stdout.contains("--report-ms"))
+        }
+
+        /// The exit status is the program's; the report still goes to stderr.
+        @Test func exitStatusIsTheProgramsAndStdoutStaysClean() throws {
+            let r = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--", TestPaths.runLoopDemo, "--scenario", "exit"])
+            #expect(r.status == 3)
+            #expect(r.stdout.isEmpty)
+            #expect(r.stderr.contains("1 hang"), "report: \(r.stderr)")
+            let shell = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--", "/bin/sh", "-c", "echo hello; exit 7"])
+            #expect(shell.status == 7)
+            #expect(shell.stdout == "hello\n")
+        }
+
+        /// Children (here a /bin/sh that sleeps) load the agent but stay unwatched.
+        @Test func childProcessesAreNotWatched() throws {
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "fork"])
+            #expect(run.result.status == 0)
+            #expect(run.report.hangs.count == 1, "hangs: \(run.report.hangs.map { ($0.thread.tid, $0.durationMs) })")
+            let hang = try #require(run.report.hangs.first)
+            #expect(hang.thread.tid == run.report.process.pid)
+            #expect(hang.callTree?.first(containing: "parentWork") != nil)
+        }
+    }
+}

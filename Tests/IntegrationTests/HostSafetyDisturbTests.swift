@@ -1,0 +1,196 @@
+import Foundation
+import HangWatch
+import HangWatchTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Integration {
+    /// Issue 8, "It disturbs the host": syscall results, signals, descriptors,
+    /// threads and CPU the program sees must be those of a plain run.
+    @Suite struct HostSafetyDisturb {
+        /// Runs `name args` both ways; the plain run must print `expected`
+        /// (so a broken program cannot pass), the watched one the same.
+        @discardableResult
+        private func same(_ name: String, _ args: [String], expected: [String]? = nil, hangwatchArgs: [String] = [],
+                          sourceLocation: SourceLocation = #_sourceLocation) throws -> (PlainRun, HangwatchRun) {
+            let program = try SafetyProgram.build(name)
+            let plain = try program.plain(args)
+            if let expected {
+                #expect(plain.result.status == 0 && plain.result.lines == expected,
+                        "the program misbehaves without hangwatch: \(plain.result)", sourceLocation: sourceLocation)
+            }
+            let run = try program.watched(args, hangwatchArgs: hangwatchArgs)
+            let difference = Safety.difference(plain: plain.result, watched: run.result)
+            #expect(difference == nil, "\(difference ?? "")", sourceLocation: sourceLocation)
+            return (plain, run)
+        }
+
+        // Item 4. Samples at 10 kHz multiply the chances that one lands at a sleep's entry.
+        @Test func clockNanosleepWithoutRemainder() throws {
+            try same("sleep_results", ["clock-nanosleep"], expected: [
+                "clock_nanosleep 300 ms rem=NULL: returned 0, time ok",
+                "clock_nanosleep 50 us rounds: 0 returned other than 0",
+            ], hangwatchArgs: ["--sample-hz", "10000"])
+        }
+
+        // Item 5.
+        @Test func sleepOneSecondInsideAHang() throws {
+            try same("sleep_results", ["sleep"], expected: ["sleep(1): returned 0, time ok"])
+        }
+
+        /// Item 5: glibc's rounding of the time left is the program's to see.
+        @Test func sleepCutByTheProgramsOwnAlarm() throws {
+            try same("sleep_results", ["sleep-alarm"],
+                     expected: ["sleep(2) cut by SIGALRM at 600 ms: returned 1, alarms 1, time ok"])
+        }
+
+        // Item 6.
+        @Test func hugeTimeoutsCutByTheProgramsAlarm() throws {
+            try same("sleep_results", ["huge"], expected: [
+                "nanosleep LONG_MAX s: rc -1 EINTR, time ok, time left huge",
+                "nanosleep INT64_MAX/2 s: rc -1 EINTR, time ok, time left huge",
+                "ppoll LONG_MAX s: rc -1 EINTR, time ok",
+                "ppoll INT64_MAX/2 s: rc -1 EINTR, time ok",
+                "pselect LONG_MAX s: rc -1 EINTR, time ok",
+                "pselect INT64_MAX/2 s: rc -1 EINTR, time ok",
+                "ppoll LONG_MAX s with an unblocking mask: rc -1 EINTR, time ok",
+                "pselect LONG_MAX s with an unblocking mask: rc -1 EINTR, time ok",
+                "huge-timeout rounds cut by the program's alarm: nanosleep 0, ppoll 0, pselect 0 returned other than -1/EINTR",
+            ], hangwatchArgs: ["--sample-hz", "10000"])
+        }
+
+        // Item 7.
+        @Test func quitSignalPendingWhenPpollUnblocksIt() throws {
+            try same("quit_signal", ["pending"], expected: [
+                "ppoll with the quit signal pending: rc -1 errno EINTR, quits 1, waited ok, returned ok after the hang began",
+            ])
+        }
+
+        // Item 8. CI caught the read below ending in EINTR once (2026-12-01): a
+        // sampling signal sent while the thread ran landed just after it entered
+        // the read. The kernel samples running threads now; the SIGPROF fallback
+        // keeps that race (HANGWATCH_SAMPLER=signal, the sanitized phase).
+        @Test(.enabled(if: getuid() == 0, "dropping privileges needs root"))
+        func sigtimedwaitAfterSetuid() throws {
+            try withKnownIssue("the SIGPROF fallback can race into the read", isIntermittent: true) {
+                try same("privdrop", [], expected: [
+                    "uid 65534, own /proc syscall file unreadable",
+                    "sigtimedwait 300 ms: rc -1 EAGAIN, time ok",
+                    "read with SO_RCVTIMEO 300 ms: rc -1 EAGAIN, time ok",
+                ])
+            } when: { Safety.signalSampler }
+        }
+
+        // The race behind that failure, made likely: thousands of sampling ticks
+        // fall right at the entry of a call that any signal handler ends early.
+        // Measured with --sampler signal: 2 of 200 socket reads ended in EINTR
+        // (twice in two runs); with the kernel's sampler, none.
+        @Test func callsEnteredStraightOutOfBusyWorkAreNeverCut() throws {
+            try withKnownIssue("the SIGPROF fallback races into such calls", isIntermittent: true) {
+                let (_, run) = try same("racing_waits", ["600"], expected: [
+                    "read with SO_RCVTIMEO 2 ms after busy work: 300 rounds, 0 not EAGAIN",
+                    "sigtimedwait 2 ms after busy work: 300 rounds, 0 not EAGAIN",
+                ])
+                #expect(Safety.samplerFallback(run.report) == nil, "the kernel's sampler was refused here")
+                // The hangs were real and sampled while running, or the test proves nothing.
+                let running = run.report.hangs.map { $0.cpuMs ?? 0 }.reduce(0, +)
+                #expect(run.report.hangs.count >= 10 && running > 500, "\(run.report.hangs.count) hangs, \(running) ms on a CPU")
+            } when: { Safety.signalSampler }
+        }
+
+        /// Under a seccomp filter (Docker's default profile refuses perf_event_open; systemd's
+        /// SystemCallFilter= kills for it) the kernel's sampler is not even tried: running
+        /// threads are sampled with SIGPROF, and the report says so and why.
+        @Test func refusedPerfEventFallsBackToSignalsAndSaysSo() throws {
+            let launcher = try SafetyProgram.build("no_perf")
+            let target = try SafetyProgram.build("long_hang")
+            let run = try HangwatchRun.run(launcher.path, [target.path, "0.6"], hangwatchArgs: ["--sampler", "kernel"],
+                                           measure: false)
+            #expect(run.result.status == 0, "\(run.result)")
+            let note = Safety.samplerFallback(run.report)
+            #expect(note?.contains("a seccomp filter is on") == true, "notes: \(run.report.notes)")
+            // 600 ms of CPU work: the fallback's signals sample it (a blocked sample never
+            // shows the work's functions).
+            let hang = try #require(run.report.hangs.first { $0.durationMs >= 500 }, "\(run.report.hangs)")
+            let work = ["parse_step", "layout_step", "render_step"].compactMap { hang.callTree?.first(containing: $0)?.weightMs }
+            #expect(work.reduce(0, +) >= 300, "the signals sampled the work: \(work) ms of \(hang.sampleCount) samples")
+        }
+
+        // Item 9.
+        @Test func programsOwnSigprofActionIsHonoured() throws {
+            try same("own_sigprof", [], expected: [
+                "sigaction reads back: flags restart=0 onstack=0 siginfo=0, sa_mask has SIGUSR2=1",
+                "blocking read with the profiler ticking: rc -1 EINTR, ended by the first ticks",
+                "handler: ran yes, SIGUSR2 blocked in all of them, on the alternate stack in none",
+            ])
+        }
+
+        // Item 10: descriptor numbers the program gets, and its descriptors stay its own.
+        @Test func descriptorNumbersUnderLowLimit() throws {
+            let (plain, _) = try same("fd_limits", ["numbers"])
+            #expect(plain.result.status == 0 && plain.result.lines.count == 5, "plain: \(plain.result)")
+            #expect(!plain.result.stdout.contains("EBADF"), "plain: \(plain.result)")
+        }
+
+        /// Item 10: a program that uses every descriptor its limit allows (hangwatch may hold none).
+        @Test func everyDescriptorUnderLowLimit() throws {
+            let (plain, _) = try same("fd_limits", ["fill"])
+            #expect(plain.result.status == 0 && plain.result.stdout.contains("then EMFILE"), "plain: \(plain.result)")
+        }
+
+        // Item 11.
+        @Test func unshareUserNamespaceFirstThing() throws {
+            let program = try SafetyProgram.build("unshare_early")
+            let plain = try program.plain([])
+            #expect(plain.result.status == 0 && plain.result.lines.count == 2, "plain: \(plain.result)")
+            let run = try program.watched([])
+            #expect(run.result.status == plain.result.status)
+            // The call the issue is about: it must succeed (or fail) as it does plain.
+            #expect(run.result.lines.last == plain.result.lines.last, "plain: \(plain.result.lines), watched: \(run.result.lines)")
+            // The issue's suggested mechanism: no thread of hangwatch's before the program's first loop
+            // wait. Not done: the watchdog starts in the constructor so launch and batch programs keep their
+            // profiles; instead unshare/setns stop and join it for the call (README, "The safety contract").
+            // A program that counts its threads at start still sees one more: recorded as a known issue.
+            withKnownIssue("the watchdog exists from the constructor on (README: Limits)") {
+                #expect(run.result.lines.first == plain.result.lines.first, "plain: \(plain.result.lines), watched: \(run.result.lines)")
+            }
+            let (lost, phantoms) = Safety.match(run.work("sandboxed_work"), in: run.report.hangs, toleranceMs: 5)
+            #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
+        }
+
+        // Item 12: the extra CPU of watching a thread parked in pthread_join.
+        @Test func mainThreadParkedInJoinCostsLittle() throws {
+            let (_, run) = try same("idle_join", [], expected: [
+                "CPU outside the worker: small (under 2 % of a core)",
+            ])
+            let cost = run.work("idle_cost").first?.fields ?? []
+            #expect((Double(cost.dropFirst(3).first ?? "") ?? 100) < 2, "extra CPU ms, wall ms, %: \(cost.dropFirst())")
+        }
+
+        // Extra: a storm of the program's own queued signals.
+        @Test func signalStormFromAnotherProcess() throws {
+            try same("extras", ["storm"], expected: [
+                "storm: received 5000 of 5000 queued signals; read EINTR 0; nanosleep short 0; child 0",
+            ])
+        }
+
+        // Extra: a program that closes every descriptor mid-hang.
+        @Test func programClosesEveryDescriptor() throws {
+            let (plain, _) = try same("extras", ["closeall"])
+            #expect(plain.result.status == 0 && Array(plain.result.lines.prefix(3)) == [
+                "close_range(3, ~0): 0",
+                "in the same hang: sigtimedwait 100 ms: rc -1 EAGAIN, time ok",
+                "in the next hang: sigtimedwait 100 ms: rc -1 EAGAIN, time ok",
+            ], "plain: \(plain.result)")
+        }
+
+        // Extra: a program that sets its mask to full, waits for any signal, then empties it.
+        @Test func programResetsItsSignalMask() throws {
+            try same("extras", ["masks"], expected: [
+                "sigtimedwait on every signal with all blocked: rc -1 EAGAIN, time ok",
+            ])
+        }
+    }
+}

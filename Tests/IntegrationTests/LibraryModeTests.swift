@@ -1,0 +1,87 @@
+import Foundation
+import HangWatch
+import HangWatchAnalysis
+import HangWatchRender
+import HangWatchSymbols
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    /// `import HangWatch` + `HangWatcher.start()`: the same engine in-process.
+    /// Each demo runs both ways; the reports must agree in substance.
+    @Suite struct LibraryMode {
+        private func reportedFunctions(_ report: Report, among names: [String]) -> [String] {
+            report.hangs.filter(\.reported).compactMap { hang in
+                let path = hang.callTree?.heaviestPathSymbols ?? []
+                return names.first { name in path.contains { $0.contains(name) } }
+            }
+        }
+
+        @Test func runLoopDemoLibraryMatchesLauncher() throws {
+            let launcher = try HangwatchRun.run(TestPaths.runLoopDemo)
+            let library = try HangwatchRun.library(TestPaths.runLoopDemo)
+            #expect(library.result.status == 0)
+            #expect(library.report.hangs.count == launcher.report.hangs.count,
+                    "library \(library.report.hangs.map(\.durationMs)) vs launcher \(launcher.report.hangs.map(\.durationMs))")
+            for name in ["parseLargeDocument", "renderThumbnails", "refreshCache"] {
+                let work = try #require(library.work(name).first)
+                let hang = try #require(library.hang(startingNear: work))
+                #expect(abs(hang.durationMs - work.durationMs) <= 5, "\(name): \(hang.durationMs) vs \(work.durationMs)")
+            }
+            let names = ["parseLargeDocument", "renderThumbnails"]
+            #expect(reportedFunctions(library.report, among: names) == reportedFunctions(launcher.report, among: names))
+            #expect(reportedFunctions(library.report, among: names) == names)
+        }
+
+        @Test func blockedWaitsInLibraryMode() throws {
+            // No wrappers in-process: blocked calls are sampled from /proc, and
+            // still sit under the function that called them.
+            let library = try HangwatchRun.library(TestPaths.runLoopDemo, ["--scenario", "blocked"])
+            let usleepLine = try #require(library.work("usleep-result").first?.fields)
+            #expect(usleepLine[1] == "0" && (Double(usleepLine[3]) ?? 0) >= 300, "usleep: \(usleepLine)")
+            let disk = try #require(library.report.hangs.first { $0.reported })
+            #expect(disk.kind == .blocked)
+            let caller = try #require(disk.callTree?.first(containing: "waitForDisk"))
+            #expect(caller.children.contains { $0.symbol.contains("sleep") })
+        }
+
+        @Test func dispatchMainLibraryProbe() throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo)
+            #expect(library.result.status == 0)
+            #expect(library.report.hangs.count == 2, "hangs: \(library.report.hangs.map(\.durationMs))")
+            for name in ["importPhotos", "updateBadge"] {
+                let work = try #require(library.work(name).first)
+                let hang = try #require(library.hang(startingNear: work, toleranceMs: 25))
+                // ±20 ms from the probe interval, plus the watchdog tick a probe is posted at
+                // (CI saw 20.04 ms once).
+                #expect(abs(hang.durationMs - work.durationMs) <= 22, "\(name): \(hang.durationMs) vs \(work.durationMs)")
+                #expect(hang.thread.role == "main-queue")
+                #expect(hang.thread.tid != library.report.process.pid)
+            }
+            #expect(reportedFunctions(library.report, among: ["importPhotos"]) == ["importPhotos"])
+        }
+
+        @Test func asyncMainLibraryProbe() throws {
+            let library = try HangwatchRun.library(TestPaths.asyncMainDemo)
+            #expect(library.result.status == 0)
+            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
+            let hang = try #require(library.report.hangs.first)
+            let work = try #require(library.work("rebuildSearchIndex").first)
+            #expect(abs(hang.durationMs - work.durationMs) <= 22) // as dispatchMainLibraryProbe
+            #expect(hang.reported)
+            #expect(reportedFunctions(library.report, among: ["rebuildSearchIndex"]) == ["rebuildSearchIndex"])
+        }
+
+        @Test func frameMonitorAgreesWithNoCodeMode() throws {
+            let noCode = try HangwatchRun.run(TestPaths.frameLoopDemo, hangwatchArgs: ["--frame-ms", "16.667"])
+            let library = try HangwatchRun.library(TestPaths.frameLoopDemo)
+            let a = try #require(noCode.report.frames)
+            let b = try #require(library.report.frames)
+            try FrameExpectations.check(a, against: noCode.work("simulateFrame"), deadlineMs: 16.667)
+            try FrameExpectations.check(b, against: library.work("simulateFrame"), deadlineMs: 16.667)
+            #expect(a.band == b.band)
+            // The 130 ms frame is a hang either way.
+            #expect(noCode.report.hangs.count == 1 && library.report.hangs.count == 1)
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import HangWatch
+import HangWatchAnalysis
+import HangWatchRender
+import HangWatchSymbols
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    @Suite struct RunLoopHangs {
+        /// The standard demo: 420, 300 and 150 ms hangs, five 60 ms callbacks.
+        @Test func findsHangsWithTheProgramsOwnDurations() throws {
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"])
+            #expect(run.result.status == 0)
+            #expect(run.result.stdout.isEmpty, "hangwatch must not write to the program's stdout")
+            let expected = ["parseLargeDocument", "renderThumbnails", "refreshCache"]
+            #expect(run.report.hangs.count == expected.count,
+                    "hangs: \(run.report.hangs.map(\.durationMs))")
+            for name in expected {
+                let work = try #require(run.work(name).first, "demo did not measure \(name)")
+                let hang = try #require(run.hang(startingNear: work), "no hang near \(name) \(work.durationMs) ms")
+                // The heartbeat measures the whole busy period; the program measures its work
+                // inside it. The difference is the run loop's own dispatch: well under 5 ms.
+                #expect(abs(hang.durationMs - work.durationMs) <= 5,
+                        "\(name): hangwatch \(hang.durationMs) ms vs program \(work.durationMs) ms")
+                #expect(hang.reported == (work.durationMs >= 250))
+                #expect(hang.inProgress == false)
+                #expect(hang.kind == .cpu)
+                #expect(hang.thread.tid == run.report.process.pid)
+            }
+            #expect(run.report.summary.reportedHangCount == 2)
+        }
+
+        @Test func sixtyMillisecondCallbacksAreNotHangs() throws {
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"])
+            let small = run.work("smallUpdate")
+            #expect(small.count == 5)
+            #expect(run.report.hangs.allSatisfy { $0.durationMs >= 100 })
+            #expect(!run.report.hangs.contains { $0.callTree?.first(containing: "smallUpdate") != nil })
+        }
+
+        @Test func heaviestPathNamesTheFunctionThatDidTheWork() throws {
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"])
+            let reported = run.report.hangs.filter(\.reported)
+            #expect(reported.count == 2)
+            for (hang, name) in zip(reported, ["parseLargeDocument", "renderThumbnails"]) {
+                let tree = try #require(hang.callTree)
+                let path = tree.heaviestPathSymbols
+                #expect(path.contains { $0.contains(name) }, "heaviest path: \(path)")
+                // Samples cover the hang from early on: sampling starts 10 ms in. An idle
+                // machine gives 90-97%; signals coalesce when the 2 cores are contended.
+                #expect(hang.sampleCoverage >= 0.6, "coverage \(hang.sampleCoverage)")
+                let node = try #require(tree.first(containing: name))
+                #expect(node.weightMs >= 0.9 * tree.weightMs, "\(name) holds \(node.weightMs) of \(tree.weightMs) ms")
+            }
+            // The demo's helpers show up beneath the function that calls them.
+            let parse = try #require(reported[0].callTree?.first(containing: "parseLargeDocument"))
+            #expect(parse.children.contains { $0.symbol.contains("tokenize") })
+        }
+    }
+}
