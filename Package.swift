@@ -66,7 +66,7 @@ let package = Package(
         .executableTarget(name: "hangwatch", dependencies: ["HangWatch"]),
 
         // Demos used by the Quick start, the tests and the benchmarks.
-        .executableTarget(name: "RunLoopDemo", dependencies: ["HangWatch"], path: "Demos/RunLoopDemo"),
+        .executableTarget(name: "RunLoopDemo", dependencies: ["DemoSupport"], path: "Demos/RunLoopDemo"),
         .target(name: "DemoSupport", dependencies: ["HangWatch"], path: "Demos/Shared"),
         .executableTarget(name: "DispatchMainDemo", dependencies: ["DemoSupport"], path: "Demos/DispatchMainDemo"),
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),

@@ -18,16 +18,20 @@ struct Options: Sendable {
     var verbose = false
     /// --library FILE: watch itself with the HangWatch library and write its JSON report to FILE at exit.
     var libraryReportPath: String?
+    /// --on-hang FILE (with --library): the onHang callback logs each hang there.
+    var onHangLog: String?
 }
 
 let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork"]
 
 let usageText = """
-    usage: RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--verbose]
+    usage: RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library FILE [--on-hang FILE]] [--verbose]
       scenarios: \(knownScenarios.joined(separator: ", ")) (default: standard)
       --measure FILE   one line per piece of work: <function> <startNs> <endNs> <durationMs>
                        (CLOCK_MONOTONIC nanoseconds, duration in ms with 3 decimals)
       --pid-file FILE  write the process id at startup (kill scenario: also <FILE>.hang)
+      --library FILE   watch itself with the HangWatch library; JSON report to FILE at exit
+      --on-hang FILE   (with --library) the onHang callback logs one line per hang to FILE
       --verbose        diagnostics on stderr
 
     """
@@ -47,6 +51,7 @@ func parseOptions(_ args: [String]) -> Options {
         case "--measure": options.measurePath = value(arg)
         case "--pid-file": options.pidPath = value(arg)
         case "--library": options.libraryReportPath = value(arg)
+        case "--on-hang": options.onHangLog = value(arg)
         case "--verbose", "-v": options.verbose = true
         case "--help", "-h":
             writeStderr(usageText)

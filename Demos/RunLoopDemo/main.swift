@@ -1,7 +1,7 @@
 // RunLoopDemo: a Foundation RunLoop.main program with known hangs, used by the
 // hangwatch tests, benchmarks and Quick start.
 //
-//   RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library REPORT.json] [--verbose]
+//   RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library REPORT.json [--on-hang FILE]] [--verbose]
 //
 // Work is scheduled as Timers on RunLoop.main; the loop below runs the main run
 // loop until the last timer says it is done. Each piece of work is a named
@@ -10,7 +10,7 @@
 // written to stdout.
 
 import Foundation
-import HangWatch
+import DemoSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,11 +21,7 @@ if let path = options.measurePath { openMeasureFile(path) }
 if let path = options.pidPath { writeFileAtomically(path, "\(getpid())\n") }
 log("scenario \(options.scenario)")
 if let report = options.libraryReportPath {
-    // The in-process way in: one call; the report is written at exit.
-    var configuration = HangWatcher.Configuration.fromEnvironment()
-    configuration.reportPath = report
-    configuration.reportFormat = .json
-    do { try HangWatcher.start(configuration) } catch { usageExit("\(error)") }
+    startLibraryMode(report: report, onHangLog: options.onHangLog)
 }
 
 switch options.scenario {

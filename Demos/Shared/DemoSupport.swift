@@ -9,11 +9,14 @@ public struct DemoOptions: Sendable {
     public var measureFile: String?
     /// --library REPORT.json: watch itself with the HangWatch library instead of `hangwatch run`.
     public var libraryReport: String?
+    /// --on-hang FILE (with --library): the onHang callback logs each hang there.
+    public var onHangLog: String?
     public init(_ args: [String]) {
         var i = 1
         while i < args.count {
             if args[i] == "--measure", i + 1 < args.count { measureFile = args[i + 1]; i += 1 }
             else if args[i] == "--library", i + 1 < args.count { libraryReport = args[i + 1]; i += 1 }
+            else if args[i] == "--on-hang", i + 1 < args.count { onHangLog = args[i + 1]; i += 1 }
             i += 1
         }
     }

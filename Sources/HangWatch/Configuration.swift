@@ -16,6 +16,9 @@ extension HangWatcher {
         public var reportFormat: ReportFormat = .text
         /// Watch the main run loop with a CFRunLoop observer (RunLoop programs).
         public var observeMainRunLoop = true
+        /// A JSON-lines file each hang is appended to as it happens
+        /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
+        public var eventsPath: String?
 
         /// The defaults: the command line's thresholds, no report at exit, the main run loop
         /// observed.
@@ -24,7 +27,7 @@ extension HangWatcher {
         /// Reads HANGWATCH_HANG_MS, HANGWATCH_REPORT_MS, HANGWATCH_SAMPLE_HZ,
         /// HANGWATCH_FRAME_MS, HANGWATCH_THREADS (comma-separated names or
         /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
-        /// (a path, or "stderr") and HANGWATCH_FORMAT.
+        /// (a path, or "stderr"), HANGWATCH_FORMAT and HANGWATCH_EVENTS (a path).
         /// Unset or invalid values keep the defaults.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
@@ -48,6 +51,7 @@ extension HangWatcher {
             if let v = text("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
+            if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }
             return c
         }
     }

@@ -23,9 +23,10 @@ public final class HangWatcher: Sendable {
     /// The configuration the watcher was started with.
     public let configuration: Configuration
     let log: LogBox
-    private let state = Mutex(ReaderState())
+    private let state: Mutex<ReaderState>
     private let startNs: UInt64
     private let frameMonitors = Mutex<[FrameMonitor]>([])
+    private let delivery: HangEventDelivery?
 
     /// Why `start(_:)` did not start the watcher.
     public enum StartError: Error, Equatable, CustomStringConvertible {
@@ -41,20 +42,40 @@ public final class HangWatcher: Sendable {
     }
 
     /// Starts watching. Call once, early, on the main thread.
+    ///
+    /// `onHang`, when given, is called once for each hang when it ends
+    /// (reported or not), with the hang as the report holds it. It runs on a
+    /// serial queue of hangwatch's, never on the hung thread, about 50–100 ms
+    /// after the hang ended (the reader's drain interval plus the time the last
+    /// samples take to settle). A callback that blocks delays only the
+    /// callbacks after it; see `HangEventDelivery` for the bound on waiting hangs.
     @discardableResult
-    public static func start(_ configuration: Configuration = .fromEnvironment()) throws(StartError) -> HangWatcher {
+    public static func start(_ configuration: Configuration = .fromEnvironment(),
+                             onHang: (@Sendable (HangEvent) -> Void)? = nil) throws(StartError) -> HangWatcher {
         try current.withLock { (slot: inout HangWatcher?) throws(StartError) -> HangWatcher in
             if slot != nil { throw .alreadyStarted }
             guard Thread.isMainThread else { throw .notOnMainThread }
-            let watcher = try HangWatcher(configuration)
+            let watcher = try HangWatcher(configuration, onHang: onHang)
             slot = watcher
             return watcher
         }
     }
 
-    private init(_ configuration: Configuration) throws(StartError) {
+    private init(_ configuration: Configuration, onHang: (@Sendable (HangEvent) -> Void)?) throws(StartError) {
         self.configuration = configuration
         startNs = ProcessClock.processStartNs()
+        delivery = onHang.map(HangEventDelivery.init)
+        let eventFile: EventFile?
+        do {
+            eventFile = try configuration.eventsPath.map { path throws(EventFileError) in try EventFile(path: path) }
+        } catch {
+            throw .engine("\(error)")
+        }
+        let live = (eventFile != nil || onHang != nil)
+            ? LiveHangs(config: configuration.capture, process: Self.processRecord(startNs: startNs),
+                        processStartNs: startNs)
+            : nil
+        state = Mutex(ReaderState(live: live, eventFile: eventFile))
         let anonymous: SampleLog
         do { anonymous = try SampleLog(anonymousCapacity: 32 << 20) } catch { throw .engine("\(error)") }
         log = LogBox(anonymous)
@@ -81,7 +102,7 @@ public final class HangWatcher: Sendable {
     private func startReader() {
         let thread = Thread { [self] in
             while true {
-                drain()
+                deliver(drainAndTakeEvents())
                 usleep(50_000) // the 32 MiB ring holds seconds of samples; waking less keeps idle cost down
             }
         }
@@ -96,15 +117,49 @@ public final class HangWatcher: Sendable {
         }
     }
 
+    /// Drains, then makes the hang events due now and appends them to the
+    /// event file (under the state lock, so events leave in order).
+    /// Not inlined into the reader's endless loop: there, the release
+    /// optimizer's loop-invariant code motion never finished on its body.
+    @inline(never)
+    private func drainAndTakeEvents() -> [HangEvent] {
+        state.withLock { s in
+            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
+            guard let live = s.live else { return [] }
+            let events = live.events(from: s.collector, nowNs: ProcessClock.monotonicNs())
+            for event in events { s.eventFile?.append(event) }
+            return events
+        }
+    }
+
+    @inline(never)
+    private func deliver(_ events: [HangEvent]) {
+        guard let delivery else { return }
+        let ended = events.filter { $0.phase == .ended }
+        if !ended.isEmpty { delivery.deliver(ended) }
+    }
+
+    /// This process, as events name it (no end yet).
+    private static func processRecord(startNs: UInt64) -> ProcessInfoRecord {
+        ProcessInfoRecord(pid: Int(getpid()), executable: ProcessClock.executablePath(),
+                          arguments: Array(CommandLine.arguments.dropFirst()), exitCode: nil, signal: nil,
+                          wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
+    }
+
     /// The report so far: hangs up to now, with their call trees.
     public func report() -> Report {
         drain()
         let run = state.withLock { $0.collector.snapshot() }
         let now = ProcessClock.monotonicNs()
-        let facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
+        var facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
                                  arguments: Array(CommandLine.arguments.dropFirst()),
                                  exitCode: nil, signal: nil, startNs: startNs, endNs: now)
-        var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts)
+        facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
+        var notes: [String] = []
+        if let dropped = delivery?.dropped, dropped > 0 {
+            notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
+        }
+        var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts, extraNotes: notes)
         let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
         if !monitored.isEmpty {
             report.frameLoops += monitored
@@ -136,4 +191,11 @@ final class LogBox: @unchecked Sendable {
 
 struct ReaderState: ~Copyable {
     var collector = CaptureCollector()
+    /// Hang events, when a stream or a callback wants them.
+    var live: LiveHangs?
+    var eventFile: EventFile?
+    init(live: LiveHangs?, eventFile: EventFile?) {
+        self.live = live
+        self.eventFile = eventFile
+    }
 }

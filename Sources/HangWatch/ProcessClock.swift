@@ -2,16 +2,11 @@
 import Glibc
 #endif
 import Foundation
+import HangWatchCapture
 
 /// Clocks and facts about this process for in-process reports.
 enum ProcessClock {
-    static func monotonicNs() -> UInt64 { clockNs(CLOCK_MONOTONIC) }
-
-    private static func clockNs(_ id: clockid_t) -> UInt64 {
-        var ts = timespec()
-        clock_gettime(id, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
+    static func monotonicNs() -> UInt64 { SystemClock.monotonicNs() }
 
     /// When this process started, on the monotonic clock: /proc/self/stat gives
     /// the start in clock ticks since boot (CLOCK_BOOTTIME), so the process's
@@ -25,7 +20,7 @@ enum ProcessClock {
         guard fields.count > 19, let ticks = UInt64(fields[19]) else { return now }
         let hz = UInt64(max(sysconf(Int32(_SC_CLK_TCK)), 1))
         let startBoot = ticks * 1_000_000_000 / hz
-        let ageNs = clockNs(CLOCK_BOOTTIME) &- startBoot
+        let ageNs = SystemClock.bootNs() &- startBoot
         return ageNs < now ? now - ageNs : now
     }
 

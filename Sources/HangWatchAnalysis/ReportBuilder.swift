@@ -15,6 +15,8 @@ package struct ProcessFacts: Sendable {
     package var startNs: UInt64
     /// CLOCK_MONOTONIC ns when the process was seen to end.
     package var endNs: UInt64
+    /// `startNs` on the wall clock (ns since the Unix epoch), when known.
+    package var startUnixNs: Int64?
     package init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?,
                 startNs: UInt64, endNs: UInt64) {
         self.pid = pid
@@ -68,38 +70,21 @@ package struct ReportBuilder {
         for period in periods where !period.endedByThreadExit {
             let samples = periodSamples(period)
             let end = periodEnd(period)
-            let durationMs = periodMs(period)
-            let wantsTree = durationMs >= config.reportMs
-            let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample,
-                                                         tracksWaiting: true) : nil
-            let weight = samples.reduce(0) { $0 + $1.weight }
             if period.isLaunch {
+                let durationMs = periodMs(period)
+                let tree = durationMs >= config.reportMs
+                    ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample, tracksWaiting: true)
+                    : nil
                 // Launch counts from process start, not from when the engine came up.
                 let launchMs = Double(end &- min(process.startNs, period.startNs)) / 1e6
                 launch = Launch(durationMs: launchMs, reachedFirstWait: period.endNs != nil,
-                                sampleCount: weight, callTree: tree)
+                                sampleCount: samples.reduce(0) { $0 + $1.weight }, callTree: tree)
                 continue
             }
-            guard durationMs >= config.hangMs else { continue }
-            let states = HangStateAnalysis(key: BusyKey(tid: period.tid, seq: period.seq, generation: period.generation),
-                                           durationMs: durationMs, samples: samples, run: run, stacks: stacks,
-                                           msPerSample: msPerSample, wantsTree: wantsTree)
-            let thread = run.threads[period.osTid]
-            let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
-            hangs.append(Hang(
-                id: hangs.count + 1,
-                thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: Self.roleName(role)),
-                startMs: Double(Int64(period.startNs) - Int64(process.startNs)) / 1e6,
-                durationMs: durationMs,
-                reported: wantsTree,
-                inProgress: period.endNs == nil,
-                kind: states.kind,
-                blockedIn: states.blockedIn,
-                sampleCount: weight,
-                sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
-                callTree: tree,
-                cpuMs: states.cpuMs, runnableMs: states.runnableMs, blockedSymbol: states.blockedSymbol,
-                lockOwner: states.lockOwner, runningThreads: states.runningThreads))
+            if let hang = hang(of: period, id: hangs.count + 1, endNs: end, run: run, stacks: stacks,
+                               processStartNs: process.startNs) {
+                hangs.append(hang)
+            }
         }
         let frameLoops = frameStats(run: run)
         let notes = extraNotes + symbolicator.notes + sourceNotes + Self.describe(run: run)
@@ -107,7 +92,8 @@ package struct ReportBuilder {
             process: ProcessInfoRecord(pid: process.pid, executable: process.executable,
                                        arguments: process.arguments, exitCode: process.exitCode,
                                        signal: process.signal,
-                                       wallMs: Double(process.endNs &- process.startNs) / 1e6),
+                                       wallMs: Double(process.endNs &- process.startNs) / 1e6,
+                                       startTimeUnixNs: process.startUnixNs),
             thresholds: Thresholds(hangMs: config.hangMs, reportMs: config.reportMs,
                                    sampleHz: config.sampleHz, frameMs: config.frameMs),
             summary: Summary(hangs: hangs),
@@ -116,6 +102,43 @@ package struct ReportBuilder {
             frameLoops: frameLoops,
             launch: launch,
             notes: notes)
+    }
+
+    /// The hang a busy period makes, or nil when it is shorter than the hang
+    /// threshold, is the launch, or ended because its thread exited. A period
+    /// still open is measured up to `endNs` and marked in progress. Shared by
+    /// the report and the live event stream, so both say the same thing.
+    func hang(of period: BusyPeriod, id: Int, endNs: UInt64, run: CapturedRun, stacks: StackResolver,
+              processStartNs: UInt64) -> Hang? {
+        guard !period.isLaunch, !period.endedByThreadExit else { return nil }
+        let end = period.endNs ?? max(endNs, period.startNs)
+        let durationMs = Double(end - period.startNs) / 1e6
+        guard durationMs >= config.hangMs else { return nil }
+        let msPerSample = 1000 / config.sampleHz
+        let key = BusyKey(tid: period.tid, seq: period.seq, generation: period.generation)
+        let samples = run.samples[key] ?? []
+        let wantsTree = durationMs >= config.reportMs
+        let tree = wantsTree ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample,
+                                                     tracksWaiting: true) : nil
+        let weight = samples.reduce(0) { $0 + $1.weight }
+        let states = HangStateAnalysis(key: key, durationMs: durationMs, samples: samples, run: run, stacks: stacks,
+                                       msPerSample: msPerSample, wantsTree: wantsTree)
+        let thread = run.threads[period.osTid]
+        let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
+        return Hang(
+            id: id,
+            thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: Self.roleName(role)),
+            startMs: Double(Int64(period.startNs) - Int64(processStartNs)) / 1e6,
+            durationMs: durationMs,
+            reported: wantsTree,
+            inProgress: period.endNs == nil,
+            kind: states.kind,
+            blockedIn: states.blockedIn,
+            sampleCount: weight,
+            sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
+            callTree: tree,
+            cpuMs: states.cpuMs, runnableMs: states.runnableMs, blockedSymbol: states.blockedSymbol,
+            lockOwner: states.lockOwner, runningThreads: states.runningThreads)
     }
 
     /// One FrameStats per loop that logged frames, main thread first.

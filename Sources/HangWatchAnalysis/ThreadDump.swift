@@ -53,7 +53,7 @@ package struct ThreadDump: Sendable, Equatable, Codable {
     /// `stopBlockedThreads`: stop blocked threads too, instead of reading them from /proc (tests).
     package static func capture(pid: Int32, stopBlockedThreads: Bool = false) throws(AttachRefusal) -> ThreadDump {
         if let refusal = AttachRefusal.check(pid: pid) { throw refusal }
-        let start = ModuleDiscovery.monotonicNs()
+        let start = SystemClock.monotonicNs()
         let log: SampleLog
         do { log = try SampleLog(anonymousCapacity: 8 << 20) } catch { throw .cannotStart("\(error)") }
         let max = 4096
@@ -89,7 +89,7 @@ package struct ThreadDump: Sendable, Equatable, Codable {
                 capture: how, frames: frames,
                 error: t.error != 0 ? String(cString: strerror(t.error)) : nil))
         }
-        let end = ModuleDiscovery.monotonicNs()
+        let end = SystemClock.monotonicNs()
         return ThreadDump(pid: pid, executable: Self.executable(of: pid), captureMs: Double(stats.capture_ns) / 1e6,
                           totalMs: Double(end - start) / 1e6, stoppedThreads: Int(stats.stopped),
                           longestStopUs: Double(stats.stop_ns_max) / 1e3,

@@ -23,6 +23,10 @@ package final class CaptureCollector {
     /// Images learned from /proc/PID/maps after the engine's start (CaptureCollector+Modules.swift).
     let moduleDiscovery = ModuleDiscovery()
     package let maxFrames: Int
+    /// Whether busy periods that changed are listed for `takeUpdatedPeriods()`
+    /// (the live event stream); off, the list is never kept.
+    package var tracksUpdates = false
+    private var updatedPeriods: [BusyKey] = []
 
     package init(maxFrames: Int = 256) {
         self.maxFrames = maxFrames
@@ -76,6 +80,7 @@ package final class CaptureCollector {
             if ended { period.endNs = b.end_ns }
             if ended && b.flags & UInt32(HW_BUSY_THREAD_EXIT) != 0 { period.endedByThreadExit = true }
             run.busyPeriods[key] = period
+            if tracksUpdates { updatedPeriods.append(key) }
         case Int(HW_REC_NOTE.rawValue):
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
             run.notes.append(CaptureNote(tid: n.tid, code: n.code, value: n.value))
@@ -163,12 +168,20 @@ package final class CaptureCollector {
     private func endPeriods(before generation: UInt32, at startNs: UInt64) {
         for (key, period) in run.busyPeriods where key.generation < generation && period.endNs == nil {
             run.busyPeriods[key]?.endNs = max(startNs, period.startNs)
+            if tracksUpdates { updatedPeriods.append(key) }
         }
     }
 
     /// The busy period `seq` of slot `tid` in the current generation.
     private func busyKey(_ tid: Int32, _ seq: UInt64) -> BusyKey {
         BusyKey(tid: tid, seq: seq, generation: attribution.generation ?? 0)
+    }
+
+    /// The busy periods that started or ended since the last call (with
+    /// `tracksUpdates` on), in log order, possibly repeated.
+    package func takeUpdatedPeriods() -> [BusyKey] {
+        defer { updatedPeriods.removeAll(keepingCapacity: true) }
+        return updatedPeriods
     }
 
     /// Drops samples of busy periods that never became hangs (call once at the end).

@@ -98,14 +98,14 @@ package final class ModuleDiscovery {
         guard let scanner, let generation = newestGeneration, let liveGeneration else { return [] }
         // An image that exec'd and started its engine: the maps show it, not `generation`.
         guard liveGeneration() == generation else { return [] }
-        let now = Self.monotonicNs()
+        let now = SystemClock.monotonicNs()
         if let neededSince, lastReadNs >= neededSince { return [] }
         if lastReadNs != 0, now &- lastReadNs < Self.minimumIntervalNs { return [] }
         // Taken before the read: the text shows every image mapped before `now`.
         lastReadNs = now
         guard let text = ProcessMaps.readText(pid: scanner.pid) else { return [] }
         let images = scanner.images(in: ProcessMaps.parse(text))
-        let cost = Self.monotonicNs() &- now
+        let cost = SystemClock.monotonicNs() &- now
         figures.reads += 1
         figures.totalReadNs += cost
         figures.maxReadNs = max(figures.maxReadNs, cost)
@@ -157,11 +157,5 @@ package final class ModuleDiscovery {
 
     private static func lastComponent(_ path: String) -> Substring {
         path.split(separator: "/").last ?? Substring(path)
-    }
-
-    package static func monotonicNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 }

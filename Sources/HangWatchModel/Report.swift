@@ -58,10 +58,15 @@ public struct ProcessInfoRecord: Codable, Sendable, Equatable {
     public var cpuSystemMs: Double?
     /// Peak resident set size in KiB; nil when unknown.
     public var peakRssKb: Int?
+    /// When the process started, in ns since the Unix epoch (CLOCK_REALTIME); nil in files
+    /// written before it was recorded. Hang starts (`Hang.startMs`) are relative to it.
+    public var startTimeUnixNs: Int64?
     /// A process record; the CPU and memory figures are optional because the library cannot measure
     /// them at exit.
     public init(pid: Int, executable: String, arguments: [String], exitCode: Int?, signal: Int?, wallMs: Double,
-                cpuUserMs: Double? = nil, cpuSystemMs: Double? = nil, peakRssKb: Int? = nil) {
+                cpuUserMs: Double? = nil, cpuSystemMs: Double? = nil, peakRssKb: Int? = nil,
+                startTimeUnixNs: Int64? = nil) {
+        self.startTimeUnixNs = startTimeUnixNs
         self.cpuUserMs = cpuUserMs
         self.cpuSystemMs = cpuSystemMs
         self.peakRssKb = peakRssKb

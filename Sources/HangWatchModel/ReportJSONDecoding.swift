@@ -40,7 +40,8 @@ struct ProcessFileJSON: Decodable {
             wallMs: try c.decode(Double.self, forKey: "wallMs"),
             cpuUserMs: try c.decodeIfPresent(Double.self, forKey: "cpuUserMs"),
             cpuSystemMs: try c.decodeIfPresent(Double.self, forKey: "cpuSystemMs"),
-            peakRssKb: try c.decodeIfPresent(Int.self, forKey: "peakRssKb"))
+            peakRssKb: try c.decodeIfPresent(Int.self, forKey: "peakRssKb"),
+            startTimeUnixNs: try c.decodeIfPresent(Int64.self, forKey: "startTimeUnixNs"))
     }
 }
 

@@ -52,6 +52,7 @@ struct ProcessJSON: Encodable {
         try c.encode(process.cpuUserMs.map(roundedForJSON), forKey: "cpuUserMs")
         try c.encode(process.cpuSystemMs.map(roundedForJSON), forKey: "cpuSystemMs")
         try c.encode(process.peakRssKb, forKey: "peakRssKb")
+        try c.encode(process.startTimeUnixNs, forKey: "startTimeUnixNs")
     }
 }
 

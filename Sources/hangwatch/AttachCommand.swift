@@ -36,9 +36,9 @@ enum AttachCommand {
         writeStderr("hangwatch: attached to process \(pid) (\(executable))"
                     + (options.durationSeconds.map { " for \(AttachFigures.fixed($0, 1)) s" } ?? "")
                     + "; Ctrl-C ends the attach and writes the report")
-        let deadline = options.durationSeconds.map { Clock.monotonicNs() + UInt64($0 * 1e9) }
+        let deadline = options.durationSeconds.map { SystemClock.monotonicNs() + UInt64($0 * 1e9) }
         while attachInterrupted == 0 && !session.targetExited {
-            if let deadline, Clock.monotonicNs() >= deadline { break }
+            if let deadline, SystemClock.monotonicNs() >= deadline { break }
             session.drain()
             usleep(10_000)
         }

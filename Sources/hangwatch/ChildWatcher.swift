@@ -50,11 +50,3 @@ enum ChildWatcher {
         Double(time.tv_sec) * 1000 + Double(time.tv_usec) / 1000
     }
 }
-
-enum Clock {
-    static func monotonicNs() -> UInt64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
-    }
-}

@@ -17,11 +17,14 @@ enum ReportInput {
         var message: String
     }
 
-    /// The report in `path` (`-` for standard input).
+    /// The report in `path` (`-` for standard input): a JSON report, or a
+    /// JSON-lines stream of hang events.
     static func read(_ path: String) throws(Failure) -> Report {
         let data = try bytes(of: path)
         let name = path == "-" ? "standard input" : path
         do {
+            // An event stream (`run --events`) reads as the report its hangs add up to.
+            if HangEventLines.looksLikeEvents(data) { return Report(events: try HangEventLines.decode(data)) }
             return try JSONReport.decode(data)
         } catch let error as ReportFileError {
             throw Failure(status: ExitCode.dataError, message: "\(name): \(error)")

@@ -2,6 +2,7 @@
 import Glibc
 import HangWatchAnalysis
 import HangWatchCapture
+import HangWatchModel
 import HangWatchSymbols
 #endif
 import Foundation
@@ -55,7 +56,17 @@ enum RunCommand {
         environment["LD_PRELOAD"] = AgentLocator.programPreload(agent: agent,
                                                                 environment: ProcessInfo.processInfo.environment)
 
-        let startNs = Clock.monotonicNs()
+        // Opened before the program starts: a path that cannot be written is said at once.
+        let events: EventFile?
+        do {
+            events = try options.eventsPath.map { path throws(EventFileError) in try EventFile(path: path) }
+        } catch {
+            writeStderr("hangwatch: \(error)")
+            return ExitCode.cannotCreate
+        }
+
+        let startNs = SystemClock.monotonicNs()
+        let startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         let pid: pid_t
         do {
             pid = try ProgramLauncher.spawn(path: path, arguments: [program] + options.program.dropFirst(),
@@ -69,19 +80,37 @@ enum RunCommand {
         // Images the program dlopen's later are read from its /proc/PID/maps
         // while it lives; the agent itself never takes the loader lock for them.
         collector.watchModules(ofProcess: pid, log: log)
-        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) { collector.drain(log, writerGone: false) }
+        let live = events.map { _ in
+            LiveHangs(config: options.capture,
+                      process: ProcessInfoRecord(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
+                                                 exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
+                      processStartNs: startNs)
+        }
+        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) {
+            collector.drain(log, writerGone: false)
+            if let live, let events {
+                for event in live.events(from: collector, nowNs: SystemClock.monotonicNs()) { events.append(event) }
+            }
+        }
         collector.stopWatchingModules() // reaped: the pid is free for reuse
-        let endNs = Clock.monotonicNs()
+        let endNs = SystemClock.monotonicNs()
         collector.drain(log, writerGone: true)
+        if let live, let events {
+            for event in live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs) { events.append(event) }
+        }
         collector.finish()
 
         var notes: [String] = []
         if log.ownerPid == 0 {
             notes.append("the agent did not start in the program (statically linked, or LD_PRELOAD was ignored): no hangs could be seen")
         }
-        let facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
+        if let events, events.failedWrites > 0 {
+            notes.append("\(events.failedWrites) hang events could not be written to \(options.eventsPath ?? "the event file")")
+        }
+        var facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)
+        facts.startUnixNs = startUnixNs
         var report = ReportBuilder(config: options.capture, sourceLines: sourceLines)
             .build(run: collector.run, process: facts, extraNotes: notes)
         report.process.cpuUserMs = waitStatus.cpuUserMs

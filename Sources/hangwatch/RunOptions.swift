@@ -7,6 +7,8 @@ import Glibc
 struct RunOptions {
     var capture = CaptureConfig()
     var output: String?
+    /// `--events FILE.jsonl`: append each hang there as it happens.
+    var eventsPath: String?
     var format: ReportFormat = .text
     var gates = RunGates()
     var program: [String] = []
@@ -65,6 +67,10 @@ struct RunOptions {
                 guard inline == nil else { throw .message("--source-lines takes no value") }
                 options.capture.sourceLines = true
             case "-o", "--output": options.output = try next()
+            case "--events":
+                let path = try next()
+                guard !path.isEmpty else { throw .message("--events needs a file path") }
+                options.eventsPath = path
             case "--format":
                 let name = try next()
                 do { options.format = try OptionValues.reportFormat(name) } catch { throw .message(error.message) }

@@ -15,10 +15,16 @@ import Glibc
         await #expect(processExitsWith: .success) {
             guard let unwinder = hw_unwinder_create() else { exit(10) }
             defer { hw_unwinder_destroy(unwinder) }
-            // getpid's entry in libc: its CFI says the return address is at rsp.
-            let entry: @convention(c) () -> pid_t = getpid
-            let ip = UInt64(UInt(bitPattern: unsafeBitCast(entry, to: UnsafeRawPointer.self)))
-            guard let (file, bias) = UnwinderBounds.image(containing: ip) else { exit(11) }
+            // getpid's entry in libc (looked up by name, so never a PLT stub of
+            // this binary): its CFI says the return address is at rsp.
+            guard let entry = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "getpid") else { exit(11) }
+            let ip = UInt64(UInt(bitPattern: entry))
+            // dladdr names the image and its load base from the loader's own
+            // list (reading /proc/self/maps here was flaky in CI).
+            var info = Dl_info()
+            guard dladdr(entry, &info) != 0, let fname = info.dli_fname, let fbase = info.dli_fbase else { exit(11) }
+            let file = String(cString: fname)
+            let bias = UInt64(UInt(bitPattern: fbase))
             guard hw_unwinder_add_module(unwinder, file, nil, 0, bias, bias, bias + 0x400_0000, nil, 0)
                 == Int32(HW_MODULE_OK.rawValue) else { exit(12) }
 
@@ -46,21 +52,5 @@ import Glibc
             let n = hw_unwind_sample(unwinder, sample, &pcs, 8)
             exit(n == 1 && pcs[0] == ip ? 0 : 14)
         }
-    }
-
-    /// The file mapped at `address` and its load bias (the start of its
-    /// offset-0 mapping: libc's first PT_LOAD has vaddr 0), from /proc/self/maps.
-    static func image(containing address: UInt64) -> (String, UInt64)? {
-        guard let maps = try? String(contentsOfFile: "/proc/self/maps", encoding: .utf8) else { return nil }
-        let rows = maps.split(separator: "\n").compactMap { line -> (UInt64, UInt64, UInt64, String)? in
-            let f = line.split(separator: " ", omittingEmptySubsequences: true)
-            let range = f.first?.split(separator: "-") ?? []
-            guard f.count >= 6, range.count == 2, let lo = UInt64(range[0], radix: 16),
-                  let hi = UInt64(range[1], radix: 16), let offset = UInt64(f[2], radix: 16) else { return nil }
-            return (lo, hi, offset, String(f[5]))
-        }
-        guard let path = rows.first(where: { $0.0 <= address && address < $0.1 })?.3,
-              let base = rows.first(where: { $0.3 == path && $0.2 == 0 })?.0 else { return nil }
-        return (path, base)
     }
 }

@@ -1,0 +1,77 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Calls the `onHang` callback off the hung thread and off the reader: on a
+/// thread of its own ("hangwatch-on-hang"), one hang at a time, in the order
+/// hangs ended. A thread rather than a dispatch queue: in a `dispatchMain()`
+/// program the main queue runs on pool workers, and a callback on a pool
+/// worker could sit on the very thread the next main-queue item needs.
+///
+/// A callback that blocks holds back only later callbacks: the engine, the
+/// reader and the event file go on. While it blocks, at most `maxPending`
+/// hangs wait for it; further ones are dropped and counted (`dropped`), so a
+/// stuck callback cannot grow memory without bound.
+final class HangEventDelivery: Sendable {
+    /// Hangs that may wait for a blocked callback before new ones are dropped.
+    static let maxPending = 256
+
+    private let callback: @Sendable (HangEvent) -> Void
+    private let jobs = JobThread(name: "hangwatch-on-hang", capacity: maxPending)
+    /// Hangs not delivered because `maxPending` were already waiting.
+    var dropped: Int { jobs.refused }
+
+    init(_ callback: @escaping @Sendable (HangEvent) -> Void) {
+        self.callback = callback
+    }
+
+    /// Queues each event for the callback (never blocks the caller).
+    func deliver(_ events: [HangEvent]) {
+        for event in events {
+            let callback = callback
+            jobs.submit { callback(event) }
+        }
+    }
+}
+
+/// One thread that runs submitted jobs in order, with a bounded backlog.
+final class JobThread: @unchecked Sendable {
+    private let lock = NSLock()
+    private var backlog: [@Sendable () -> Void] = [] // guarded by lock
+    private var refusedCount = 0 // guarded by lock
+    private let wake = DispatchSemaphore(value: 0)
+    private let capacity: Int
+
+    /// Jobs refused because `capacity` were already waiting.
+    var refused: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return refusedCount
+    }
+
+    init(name: String, capacity: Int) {
+        self.capacity = capacity
+        let thread = Thread { [unowned(unsafe) self] in self.run() }
+        thread.name = name
+        thread.start()
+    }
+
+    /// Queues `job`, or counts it refused when the backlog is full.
+    func submit(_ job: @escaping @Sendable () -> Void) {
+        lock.lock()
+        let accepted = backlog.count < capacity
+        if accepted { backlog.append(job) } else { refusedCount += 1 }
+        lock.unlock()
+        if accepted { wake.signal() }
+    }
+
+    private func run() {
+        while true {
+            wake.wait()
+            lock.lock()
+            let job = backlog.isEmpty ? nil : backlog.removeFirst()
+            lock.unlock()
+            job?()
+        }
+    }
+}
