@@ -48,7 +48,11 @@ case "qsort":
 
 case "kill":
     let hangFile = options.pidPath.map { $0 + ".hang" }
-    runSequence([Step("spinForever") { spinForever(hangFile: hangFile) }], firstDelayMs: 200)
+    // A short hang that ends first, then the spin the test kills the program in.
+    runSequence([
+        Step("shortStall") { shortStall() },
+        Step("spinForever") { spinForever(hangFile: hangFile) },
+    ], firstDelayMs: 200)
 
 case "exit":
     exitStatus = 3

@@ -44,7 +44,7 @@ package struct ProcessMapping: Equatable, Sendable {
 package enum ProcessMaps {
     /// The raw text of `/proc/PID/maps`, or nil when the process is gone or
     /// its maps are not readable by us. Plain read(2)s: no Foundation, no locale.
-    static func readText(pid: Int32) -> [UInt8]? {
+    package static func readText(pid: Int32) -> [UInt8]? {
         let fd = open("/proc/\(pid)/maps", O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

@@ -1,6 +1,7 @@
 import CHangWatchEngine
 import CHangWatchUnwind
 import Foundation
+import HangWatchCapture
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -19,12 +20,11 @@ import Glibc
             // this binary): its CFI says the return address is at rsp.
             guard let entry = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "getpid") else { exit(11) }
             let ip = UInt64(UInt(bitPattern: entry))
-            // dladdr names the image and its load base from the loader's own
-            // list (reading /proc/self/maps here was flaky in CI).
-            var info = Dl_info()
-            guard dladdr(entry, &info) != 0, let fname = info.dli_fname, let fbase = info.dli_fbase else { exit(11) }
-            let file = String(cString: fname)
-            let bias = UInt64(UInt(bitPattern: fbase))
+            // The image and its load base, from the maps read to their end with
+            // plain read(2)s (Foundation's whole-file read of /proc was flaky in CI).
+            let maps = ProcessMaps.parse(String(decoding: ProcessMaps.readText(pid: getpid()) ?? [], as: UTF8.self))
+            guard let file = maps.first(where: { $0.start <= ip && ip < $0.end })?.path,
+                  let bias = maps.first(where: { $0.path == file && $0.offset == 0 })?.start else { exit(11) }
             guard hw_unwinder_add_module(unwinder, file, nil, 0, bias, bias, bias + 0x400_0000, nil, 0)
                 == Int32(HW_MODULE_OK.rawValue) else { exit(12) }
 

@@ -1,0 +1,77 @@
+import Foundation
+import HangWatchModel
+import Testing
+
+/// The event stream's codec and the report it rebuilds (issue 13).
+@Suite struct HangEventLinesTests {
+    private func event(_ phase: HangEvent.Phase, id: Int, startMs: Double, durationMs: Double,
+                       pid: Int = 7) -> HangEvent {
+        let hang = Hang(id: id, thread: ThreadRef(tid: pid, name: "main"), startMs: startMs, durationMs: durationMs,
+                        reported: durationMs >= 250, inProgress: phase == .inProgress, kind: .cpu, blockedIn: nil,
+                        sampleCount: Int(durationMs), sampleCoverage: 1,
+                        callTree: CallTreeNode(symbol: "work()", image: "App", weightMs: durationMs, selfMs: durationMs,
+                                                sampleCount: Int(durationMs), children: []))
+        return HangEvent(phase: phase, timeUnixNs: 1_800_000_000_000_000_000 + Int64((startMs + durationMs) * 1e6),
+                         process: ProcessInfoRecord(pid: pid, executable: "/opt/App", arguments: [], exitCode: nil,
+                                                    signal: nil, wallMs: 0,
+                                                    startTimeUnixNs: 1_800_000_000_000_000_000),
+                         thresholds: Thresholds(), hang: hang)
+    }
+
+    private func stream(_ events: [HangEvent]) throws -> Data {
+        try events.reduce(into: Data()) { $0.append(try HangEventLines.encode($1)) }
+    }
+
+    @Test func eachEventIsOneLineThatReadsBack() throws {
+        let original = event(.ended, id: 3, startMs: 120.5, durationMs: 300.25)
+        let line = try HangEventLines.encode(original)
+        #expect(line.last == 0x0A)
+        #expect(line.dropLast().contains(0x0A) == false, "one line, whatever the tree")
+        let read = try HangEventLines.decode(line)
+        #expect(read.events == [original])
+        #expect(read.unreadableLines == 0)
+        #expect(HangEventLines.looksLikeEvents(line))
+        #expect(original.hangStartUnixNs == 1_800_000_000_120_500_000)
+    }
+
+    @Test func aTornLastLineIsCountedNotFatal() throws {
+        var data = try stream([event(.ended, id: 1, startMs: 10, durationMs: 150),
+                               event(.inProgress, id: 2, startMs: 400, durationMs: 260)])
+        let torn = try HangEventLines.encode(event(.ended, id: 2, startMs: 400, durationMs: 900))
+        data.append(torn.prefix(torn.count / 2))
+        let read = try HangEventLines.decode(data)
+        #expect(read.events.count == 2)
+        #expect(read.unreadableLines == 1)
+        let report = Report(events: read)
+        #expect(report.hangs.count == 2)
+        #expect(report.hangs.last?.inProgress == true, "the torn ended line is lost; the in-progress one stands")
+        #expect(report.notes.contains { $0.contains("1 line was not a readable event") })
+        #expect(report.notes.contains { $0.contains("still in progress") })
+    }
+
+    @Test func theReportKeepsEachHangOnceAsItsLastEventToldIt() throws {
+        let data = try stream([event(.inProgress, id: 1, startMs: 100, durationMs: 250),
+                               event(.ended, id: 1, startMs: 100, durationMs: 420),
+                               event(.ended, id: 2, startMs: 900, durationMs: 150),
+                               // a late in-progress line never undoes an ended one
+                               event(.inProgress, id: 1, startMs: 100, durationMs: 300)])
+        let report = Report(events: try HangEventLines.decode(data))
+        #expect(report.hangs.map(\.durationMs) == [420, 150])
+        #expect(report.hangs.map(\.id) == [1, 2])
+        #expect(report.hangs.allSatisfy { !$0.inProgress })
+        #expect(report.summary.hangCount == 2)
+        #expect(report.summary.longestHangMs == 420)
+        #expect(report.process.startTimeUnixNs == 1_800_000_000_000_000_000)
+        #expect(report.process.wallMs == 1050)
+    }
+
+    @Test func streamsThatAreNotEventsAreRefused() throws {
+        #expect(throws: ReportFileError.self) { try HangEventLines.decode(Data("{\"schema\":\"other\"}\n".utf8)) }
+        #expect(throws: ReportFileError.self) { try HangEventLines.decode(Data("\n\n".utf8)) }
+        #expect(!HangEventLines.looksLikeEvents(Data("{\"schemaVersion\":2}".utf8)))
+        var future = String(decoding: try HangEventLines.encode(event(.ended, id: 1, startMs: 1, durationMs: 200)),
+                            as: UTF8.self)
+        future = future.replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":9")
+        #expect(throws: ReportFileError.self) { try HangEventLines.decode(Data(future.utf8)) }
+    }
+}
