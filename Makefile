@@ -45,9 +45,9 @@ testdeps:
 
 # Test-side checkers of the export formats (speedscope schema, pprof protobuf,
 # HTML screenshots); installed only when missing.
-PIP_PACKAGES := jsonschema protobuf grpcio-tools pillow
+PIP_PACKAGES := jsonschema protobuf grpcio-tools pillow opentelemetry-proto
 pydeps:
-	@python3 -c "import jsonschema, google.protobuf, grpc_tools, PIL" 2>/dev/null || \
+	@python3 -c "import jsonschema, google.protobuf, grpc_tools, PIL, opentelemetry.proto" 2>/dev/null || \
 	  python3 -m pip install -q --disable-pip-version-check $(PIP_PACKAGES)
 
 agent: $(AGENT)

@@ -1,6 +1,4 @@
-import Dispatch
-import Foundation
-import Synchronization
+import HangWatchAnalysis
 
 /// Calls the `onHang` callback off the hung thread and off the reader: on a
 /// thread of its own ("hangwatch-on-hang"), one hang at a time, in the order
@@ -30,48 +28,6 @@ final class HangEventDelivery: Sendable {
         for event in events {
             let callback = callback
             jobs.submit { callback(event) }
-        }
-    }
-}
-
-/// One thread that runs submitted jobs in order, with a bounded backlog.
-final class JobThread: @unchecked Sendable {
-    private let lock = NSLock()
-    private var backlog: [@Sendable () -> Void] = [] // guarded by lock
-    private var refusedCount = 0 // guarded by lock
-    private let wake = DispatchSemaphore(value: 0)
-    private let capacity: Int
-
-    /// Jobs refused because `capacity` were already waiting.
-    var refused: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return refusedCount
-    }
-
-    init(name: String, capacity: Int) {
-        self.capacity = capacity
-        let thread = Thread { [unowned(unsafe) self] in self.run() }
-        thread.name = name
-        thread.start()
-    }
-
-    /// Queues `job`, or counts it refused when the backlog is full.
-    func submit(_ job: @escaping @Sendable () -> Void) {
-        lock.lock()
-        let accepted = backlog.count < capacity
-        if accepted { backlog.append(job) } else { refusedCount += 1 }
-        lock.unlock()
-        if accepted { wake.signal() }
-    }
-
-    private func run() {
-        while true {
-            wake.wait()
-            lock.lock()
-            let job = backlog.isEmpty ? nil : backlog.removeFirst()
-            lock.unlock()
-            job?()
         }
     }
 }

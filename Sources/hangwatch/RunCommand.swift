@@ -3,6 +3,7 @@ import Glibc
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
+import HangWatchRender
 import HangWatchSymbols
 #endif
 import Foundation
@@ -80,29 +81,35 @@ enum RunCommand {
         // Images the program dlopen's later are read from its /proc/PID/maps
         // while it lives; the agent itself never takes the loader lock for them.
         collector.watchModules(ofProcess: pid, log: log)
-        let live = events.map { _ in
+        let exporter = options.otlpEndpoint.flatMap(OTLPExporter.init(url:))
+        let wantsEvents = events != nil || exporter != nil
+        let live = !wantsEvents ? nil : Optional(
             LiveHangs(config: options.capture,
                       process: ProcessInfoRecord(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
-                      processStartNs: startNs)
+                      processStartNs: startNs))
+        func tell(_ told: [HangEvent]) {
+            for event in told { events?.append(event) }
+            exporter?.export(told)
         }
         let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) {
             collector.drain(log, writerGone: false)
-            if let live, let events {
-                for event in live.events(from: collector, nowNs: SystemClock.monotonicNs()) { events.append(event) }
-            }
+            if let live { tell(live.events(from: collector, nowNs: SystemClock.monotonicNs())) }
         }
         collector.stopWatchingModules() // reaped: the pid is free for reuse
         let endNs = SystemClock.monotonicNs()
         collector.drain(log, writerGone: true)
-        if let live, let events {
-            for event in live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs) { events.append(event) }
-        }
+        if let live { tell(live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs)) }
         collector.finish()
 
         var notes: [String] = []
         if log.ownerPid == 0 {
             notes.append("the agent did not start in the program (statically linked, or LD_PRELOAD was ignored): no hangs could be seen")
+        }
+        if let exporter, let url = options.otlpEndpoint {
+            // The last hangs still go out, within a bound: retries of a down endpoint end in a drop.
+            _ = exporter.flush(timeoutNs: 5_000_000_000)
+            if let note = exporter.note(endpoint: url) { notes.append(note) }
         }
         if let events, events.failedWrites > 0 {
             notes.append("\(events.failedWrites) hang events could not be written to \(options.eventsPath ?? "the event file")")

@@ -9,6 +9,8 @@ struct RunOptions {
     var output: String?
     /// `--events FILE.jsonl`: append each hang there as it happens.
     var eventsPath: String?
+    /// `--otlp-endpoint http://HOST:PORT`: send each hang as an OTLP log record.
+    var otlpEndpoint: String?
     var format: ReportFormat = .text
     var gates = RunGates()
     var program: [String] = []
@@ -71,6 +73,12 @@ struct RunOptions {
                 let path = try next()
                 guard !path.isEmpty else { throw .message("--events needs a file path") }
                 options.eventsPath = path
+            case "--otlp-endpoint":
+                let url = try next()
+                guard HTTPPost.Endpoint(url, defaultPath: "/v1/logs") != nil else {
+                    throw .message("invalid value '\(url)' for --otlp-endpoint (expected http://HOST:PORT[/PATH]; https is not supported)")
+                }
+                options.otlpEndpoint = url
             case "--format":
                 let name = try next()
                 do { options.format = try OptionValues.reportFormat(name) } catch { throw .message(error.message) }

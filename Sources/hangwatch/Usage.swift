@@ -50,6 +50,16 @@ enum Usage {
                          re-render or compare it later with 'report' and 'diff'
       -h, --help         show this help
 
+    As hangs happen (for services that run for weeks):
+      --events FILE      append one JSON line per hang to FILE as soon as it ends,
+                         and one when a running hang reaches --report-ms; each line
+                         is one write, so a crash never tears a line in the middle.
+                         'hangwatch report FILE' reads the stream as a report
+      --otlp-endpoint URL
+                         send each hang as an OpenTelemetry log record (OTLP/HTTP,
+                         protobuf) to URL, e.g. http://127.0.0.1:4318; retried with
+                         backoff, then dropped and counted in the report's notes
+
     CI gates (checked after the report is written):
       --fail-on-hang[=MS]         fail when a hang lasted MS or more (default: the
                                   --report-ms threshold); write the limit with '='
@@ -60,16 +70,17 @@ enum Usage {
     failed: then 4 for a hang gate, 5 for a hitch-ratio gate, 6 when no frame was
     measured for the hitch-ratio gate (the first in this order wins; each failed
     gate prints one line on stderr). 2 for a bad command line; 126 when PROGRAM
-    cannot be executed; 127 when it cannot be found; 73 when the report cannot be
-    written; 70 when hangwatch itself fails.
+    cannot be executed; 127 when it cannot be found; 73 when the report or the
+    --events file cannot be written; 70 when hangwatch itself fails.
     """ }
 
     static var report: String { """
-    Usage: hangwatch report FILE.json [options]
+    Usage: hangwatch report FILE.json|FILE.jsonl [options]
 
-    Reads a report saved with 'hangwatch run --format json' ('-' reads standard
-    input) and renders it again, in another format or narrowed down. The output
-    goes to stdout unless -o is given.
+    Reads a report saved with 'hangwatch run --format json', or a stream of hangs
+    written with 'run --events' ('-' reads standard input), and renders it again,
+    in another format or narrowed down. The output goes to stdout unless -o is
+    given.
 
     Options:
       --format FORMAT    \(reportFormats) (default text)

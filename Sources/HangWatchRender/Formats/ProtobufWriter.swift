@@ -1,4 +1,4 @@
-// A minimal protocol-buffers encoder: just the wire types profile.proto needs.
+// A minimal protocol-buffers encoder: the wire types profile.proto and OTLP need.
 
 /// Appends protobuf fields to a byte buffer.
 ///
@@ -10,6 +10,7 @@ struct ProtobufWriter {
 
     private enum WireType: UInt64 {
         case varint = 0
+        case fixed64 = 1
         case lengthDelimited = 2
     }
 
@@ -36,6 +37,26 @@ struct ProtobufWriter {
     /// `int64` fields: negative numbers take ten bytes, as two's complement.
     mutating func int64(_ field: Int, _ value: Int64) {
         uint64(field, UInt64(bitPattern: value))
+    }
+
+    /// A varint written even when zero: a member of a `oneof`, whose presence is the data.
+    mutating func presentVarint(_ field: Int, _ value: UInt64) {
+        key(field, .varint)
+        varint(value)
+    }
+
+    /// `fixed64` fields (OTLP timestamps); zero is skipped.
+    mutating func fixed64(_ field: Int, _ value: UInt64) {
+        guard value != 0 else { return }
+        key(field, .fixed64)
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+    }
+
+    /// A `double` written even when zero (a `oneof` member).
+    mutating func presentDouble(_ field: Int, _ value: Double) {
+        key(field, .fixed64)
+        let bits = value.bitPattern
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
     }
 
     mutating func bool(_ field: Int, _ value: Bool) {

@@ -1,0 +1,136 @@
+import Foundation
+import HangWatch
+import HangWatchTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Integration {
+    /// Issue 13: each hang as an OTLP log record, decoded by a real receiver
+    /// (Tests/validators/otlp_receiver.py, the opentelemetry-proto package).
+    @Suite(.serialized) struct OTLPExport {
+        /// A receiver on 127.0.0.1; stopped when the test ends.
+        final class Receiver {
+            let process = Process()
+            let records: URL
+            let port: Int
+
+            init(_ scratch: URL, extra: [String] = []) throws {
+                let python = try #require(Validators.python3, "python3 is needed for the OTLP receiver")
+                let portFile = scratch.appendingPathComponent("otlp.port")
+                records = scratch.appendingPathComponent("otlp.jsonl")
+                process.executableURL = URL(fileURLWithPath: python)
+                process.arguments = [Validators.script("otlp_receiver.py"), portFile.path, records.path] + extra
+                // Its own output, so it never holds the test runner's pipes open.
+                process.standardOutput = FileHandle.nullDevice
+                process.standardError = FileHandle.nullDevice
+                try process.run()
+                let deadline = Date().addingTimeInterval(20)
+                var port: Int?
+                while port == nil && Date() < deadline && process.isRunning {
+                    port = (try? String(contentsOf: portFile, encoding: .utf8)).flatMap { Int($0) }
+                    if port == nil { usleep(20_000) }
+                }
+                self.port = try #require(port, "the receiver did not start (is opentelemetry-proto installed?)")
+            }
+
+            deinit { stop() }
+
+            /// SIGKILL: the receiver may have inherited an ignored SIGTERM from the test runner.
+            func stop() {
+                guard process.isRunning else { return }
+                kill(process.processIdentifier, SIGKILL)
+                process.waitUntilExit()
+            }
+
+            var url: String { "http://127.0.0.1:\(port)" }
+
+            /// Each line the receiver wrote: a decoded record, or {"refused": n}.
+            func lines() throws -> [[String: Any]] {
+                let text = (try? String(contentsOf: records, encoding: .utf8)) ?? ""
+                return try text.split(separator: "\n").map {
+                    try #require(try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])
+                }
+            }
+        }
+
+        @Test func eachHangArrivesAsALogRecordWithItsDurationAndFunction() throws {
+            let scratch = try TestPaths.scratch()
+            let receiver = try Receiver(scratch)
+            defer { receiver.stop() }
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, hangwatchArgs: ["--otlp-endpoint", receiver.url],
+                                           scratch: scratch)
+            #expect(run.result.status == 0)
+            let records = try receiver.lines()
+            #expect(records.count == run.report.hangs.count, "\(records)")
+            let start = try #require(run.report.process.startTimeUnixNs)
+            for (record, hang) in zip(records, run.report.hangs) {
+                let attributes = try #require(record["attributes"] as? [String: Any])
+                #expect(record["path"] as? String == "/v1/logs")
+                #expect(record["contentType"] as? String == "application/x-protobuf")
+                #expect(record["eventName"] as? String == "hangwatch.hang")
+                #expect(record["severity"] as? Int == 13)
+                // The report file rounds to µs; the record carries the full value.
+                #expect(abs((attributes["hangwatch.hang.duration_ms"] as? Double ?? 0) - hang.durationMs) < 0.001)
+                #expect(attributes["hangwatch.hang.kind"] as? String == hang.kind.rawValue)
+                #expect(attributes["thread.id"] as? Int == hang.thread.tid)
+                #expect(attributes["process.pid"] as? Int == run.report.process.pid)
+                #expect(attributes["process.executable.name"] as? String == "RunLoopDemo")
+                // The record is dated at the hang's start.
+                let time = try #require(record["timeUnixNano"] as? Int)
+                #expect(abs(time - (Int(start) + Int(hang.startMs * 1e6))) < 1000, "\(time)")
+                // code.function.name: the function the hang spent most of its own time in.
+                if hang.reported, let hottest = hang.callTree.map(Self.hottest) {
+                    #expect(attributes["code.function.name"] as? String == hottest)
+                }
+            }
+            let frames = records.compactMap { ($0["attributes"] as? [String: Any])?["hangwatch.hang.heaviest_frames"] as? [String] }
+            for name in ["parseLargeDocument", "renderThumbnails"] {
+                #expect(frames.contains { $0.contains { $0.contains(name) } }, "\(name) in \(frames)")
+            }
+            #expect(!run.report.notes.contains { $0.contains("could not be sent") })
+        }
+
+        /// The node with the most self time (the first such in depth-first order).
+        static func hottest(_ tree: CallTreeNode) -> String {
+            var best = tree
+            var stack = [tree]
+            while let node = stack.popLast() {
+                if node.selfMs > best.selfMs { best = node }
+                stack += node.children.reversed()
+            }
+            return best.symbol
+        }
+
+        @Test func aFailingEndpointIsRetriedAndADownOneIsDroppedAndCounted() throws {
+            // 500 to the first two posts: both hangs still arrive, after retries.
+            let scratch = try TestPaths.scratch()
+            let receiver = try Receiver(scratch, extra: ["--fail-first", "2"])
+            defer { receiver.stop() }
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "blocked"],
+                                           hangwatchArgs: ["--otlp-endpoint", receiver.url], scratch: scratch)
+            let lines = try receiver.lines()
+            #expect(lines.filter { $0["refused"] != nil }.count == 2)
+            #expect(lines.filter { $0["refused"] == nil }.count == run.report.hangs.count, "\(lines)")
+            #expect(!run.report.notes.contains { $0.contains("could not be sent") }, "\(run.report.notes)")
+
+            // Nobody listens: the hangs are dropped after the retries, and the report says so.
+            let closed = try TestPaths.scratch()
+            let started = Date()
+            let down = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "blocked"],
+                                            hangwatchArgs: ["--otlp-endpoint", "http://127.0.0.1:\(receiver.port + 1)"],
+                                            scratch: closed)
+            #expect(down.result.status == 0)
+            #expect(down.report.hangs.count == 2)
+            #expect(down.report.notes.contains { $0.contains("2 of 2 hangs could not be sent") }, "\(down.report.notes)")
+            // The program was not slowed: its blocked waits took their own time.
+            for name in ["waitForDisk", "waitForSocket"] {
+                let work = try #require(down.work(name).first)
+                let hang = try #require(down.hang(startingNear: work))
+                #expect(abs(hang.durationMs - work.durationMs) <= 5)
+            }
+            #expect(Date().timeIntervalSince(started) < 20)
+        }
+    }
+}
