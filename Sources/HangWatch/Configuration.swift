@@ -19,6 +19,9 @@ extension HangWatcher {
         /// A JSON-lines file each hang is appended to as it happens
         /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
         public var eventsPath: String?
+        /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each ended hang is sent to as a log
+        /// record (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
+        public var otlpEndpoint: String?
 
         /// The defaults: the command line's thresholds, no report at exit, the main run loop
         /// observed.
@@ -27,7 +30,8 @@ extension HangWatcher {
         /// Reads HANGWATCH_HANG_MS, HANGWATCH_REPORT_MS, HANGWATCH_SAMPLE_HZ,
         /// HANGWATCH_FRAME_MS, HANGWATCH_THREADS (comma-separated names or
         /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
-        /// (a path, or "stderr"), HANGWATCH_FORMAT and HANGWATCH_EVENTS (a path).
+        /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path) and
+        /// HANGWATCH_OTLP_ENDPOINT (an http:// URL).
         /// Unset or invalid values keep the defaults.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
@@ -52,6 +56,7 @@ extension HangWatcher {
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
             if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }
+            if let v = text("HANGWATCH_OTLP_ENDPOINT") { c.otlpEndpoint = v }
             return c
         }
     }

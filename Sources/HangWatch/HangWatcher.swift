@@ -27,6 +27,7 @@ public final class HangWatcher: Sendable {
     private let startNs: UInt64
     private let frameMonitors = Mutex<[FrameMonitor]>([])
     private let delivery: HangEventDelivery?
+    private let exporter: OTLPExporter?
 
     /// Why `start(_:)` did not start the watcher.
     public enum StartError: Error, Equatable, CustomStringConvertible {
@@ -65,13 +66,21 @@ public final class HangWatcher: Sendable {
         self.configuration = configuration
         startNs = ProcessClock.processStartNs()
         delivery = onHang.map(HangEventDelivery.init)
+        if let url = configuration.otlpEndpoint {
+            guard let exporter = OTLPExporter(url: url) else {
+                throw .engine("the OTLP endpoint '\(url)' is not an http://HOST:PORT URL")
+            }
+            self.exporter = exporter
+        } else {
+            exporter = nil
+        }
         let eventFile: EventFile?
         do {
             eventFile = try configuration.eventsPath.map { path throws(EventFileError) in try EventFile(path: path) }
         } catch {
             throw .engine("\(error)")
         }
-        let live = (eventFile != nil || onHang != nil)
+        let live = (eventFile != nil || onHang != nil || exporter != nil)
             ? LiveHangs(config: configuration.capture, process: Self.processRecord(startNs: startNs),
                         processStartNs: startNs)
             : nil
@@ -134,6 +143,7 @@ public final class HangWatcher: Sendable {
 
     @inline(never)
     private func deliver(_ events: [HangEvent]) {
+        exporter?.export(events)
         guard let delivery else { return }
         let ended = events.filter { $0.phase == .ended }
         if !ended.isEmpty { delivery.deliver(ended) }
@@ -159,6 +169,7 @@ public final class HangWatcher: Sendable {
         if let dropped = delivery?.dropped, dropped > 0 {
             notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
         }
+        if let exporter, let url = configuration.otlpEndpoint, let note = exporter.note(endpoint: url) { notes.append(note) }
         var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts, extraNotes: notes)
         let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
         if !monitored.isEmpty {

@@ -92,6 +92,23 @@ extension Integration {
             #expect(!run.report.notes.contains { $0.contains("could not be sent") })
         }
 
+        @Test func theLibrarySendsTheSameRecords() throws {
+            let scratch = try TestPaths.scratch()
+            let receiver = try Receiver(scratch)
+            defer { receiver.stop() }
+            let report = scratch.appendingPathComponent("library.json").path
+            let result = try ProcessRunner.run(TestPaths.runLoopDemo, ["--library", report],
+                                               environment: ["HANGWATCH_OTLP_ENDPOINT": receiver.url])
+            #expect(result.status == 0, "\(result.stderr)")
+            let library = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report)))
+            let records = try receiver.lines()
+            #expect(records.count == library.hangs.count, "\(records.count) records, \(library.hangs.count) hangs")
+            let durations = records.compactMap { ($0["attributes"] as? [String: Any])?["hangwatch.hang.duration_ms"] as? Double }
+            for hang in library.hangs {
+                #expect(durations.contains { abs($0 - hang.durationMs) < 0.001 }, "\(hang.durationMs) not sent: \(durations)")
+            }
+        }
+
         /// The node with the most self time (the first such in depth-first order).
         static func hottest(_ tree: CallTreeNode) -> String {
             var best = tree
