@@ -170,7 +170,11 @@ extension Integration {
             let path = trace.slices.filter { $0.cat == "stack" && $0.tid == hangSlice.tid && $0.ts == hangSlice.ts }
             #expect(path.contains { $0.name.contains("parseLargeDocument") }, "heaviest path: \(path.map(\.name))")
 
-            let pprof = try FormatChecks.pprof(report, startTime: Date(timeIntervalSinceNow: -report.process.wallMs / 1000))
+            // The run's report knows when the process started: time_nanos comes from it.
+            let pprof = try FormatChecks.pprof(report)
+            let start = try #require(report.process.startTimeUnixNs)
+            #expect(pprof.timeNanos == start)
+            #expect(abs(Double(pprof.timeNanos) / 1e9 - Date().timeIntervalSince1970) < 300)
             #expect(pprof.mappings.first == URL(fileURLWithPath: report.process.executable).lastPathComponent)
             #expect(pprof.compressedSize < pprof.rawSize)
         }

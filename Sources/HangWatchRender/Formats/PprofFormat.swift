@@ -14,8 +14,10 @@ import HangWatchModel
 package enum PprofFormat {
     /// The gzip-compressed profile, ready for `go tool pprof` or `pprof -http`.
     ///
-    /// - Parameter startTime: when the process started, for `time_nanos`. The report
-    ///   holds times since process start only; without it `time_nanos` is left unset.
+    /// - Parameter startTime: when the process started, for `time_nanos`; by default the
+    ///   report's `process.startTimeUnixNs` (reports from before it was recorded have
+    ///   none, and then `time_nanos` is left unset). Pyroscope and Parca need it to
+    ///   place the profile in time.
     package static func render(_ report: Report, startTime: Date? = nil) throws -> Data {
         try Gzip.compress(encode(report, startTime: startTime))
     }
@@ -74,7 +76,11 @@ package enum PprofFormat {
             }
         }
         for string in tables.strings.values { out.string(Field.stringTable, string) }
-        if let startTime { out.int64(Field.timeNanos, saturatingInt64(startTime.timeIntervalSince1970 * 1e9)) }
+        if let startTime {
+            out.int64(Field.timeNanos, saturatingInt64(startTime.timeIntervalSince1970 * 1e9))
+        } else if let start = report.process.startTimeUnixNs {
+            out.int64(Field.timeNanos, start)
+        }
         out.int64(Field.durationNanos, saturatingInt64(report.process.wallMs * 1e6))
         out.message(Field.periodType) { $0.int64(1, sampleTypes[1].0); $0.int64(2, sampleTypes[1].1) }
         out.int64(Field.period, periodNs)
