@@ -19,8 +19,8 @@ extension HangWatcher {
         /// A JSON-lines file each hang is appended to as it happens
         /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
         public var eventsPath: String?
-        /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each ended hang is sent to as a log
-        /// record (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
+        /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each hang is sent to as a log record
+        /// (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
         public var otlpEndpoint: String?
 
         /// The defaults: the command line's thresholds, no report at exit, the main run loop
@@ -32,7 +32,8 @@ extension HangWatcher {
         /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
         /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path) and
         /// HANGWATCH_OTLP_ENDPOINT (an http:// URL).
-        /// Unset or invalid values keep the defaults.
+        /// Unset or invalid values keep the defaults; an events path that cannot be
+        /// opened or an endpoint that is not an http:// URL makes `start` throw.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
             func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {

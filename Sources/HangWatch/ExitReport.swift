@@ -2,12 +2,15 @@
 import Glibc
 #endif
 
-/// Writes the watcher's report when the process exits normally (exit() or
-/// returning from main), to the configured path.
+/// When the process exits normally (exit() or returning from main): tells
+/// the hangs not told yet to the event stream, callback and exporter, then
+/// writes the watcher's report to the configured path.
 enum ExitReport {
     static func install() {
         atexit {
-            guard let watcher = HangWatcher.shared, let path = watcher.configuration.reportPath else { return }
+            guard let watcher = HangWatcher.shared else { return }
+            watcher.finishEvents()
+            guard let path = watcher.configuration.reportPath else { return }
             do {
                 try watcher.writeReport(to: path)
             } catch {

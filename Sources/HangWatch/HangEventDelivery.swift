@@ -23,6 +23,9 @@ final class HangEventDelivery: Sendable {
         self.callback = callback
     }
 
+    /// Waits up to `timeoutNs` for the callbacks queued so far to return.
+    func flush(timeoutNs: UInt64) -> Bool { jobs.drain(timeoutNs: timeoutNs) }
+
     /// Queues each event for the callback (never blocks the caller).
     func deliver(_ events: [HangEvent]) {
         for event in events {

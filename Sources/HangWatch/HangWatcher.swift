@@ -46,10 +46,12 @@ public final class HangWatcher: Sendable {
     ///
     /// `onHang`, when given, is called once for each hang when it ends
     /// (reported or not), with the hang as the report holds it. It runs on a
-    /// serial queue of hangwatch's, never on the hung thread, about 50–100 ms
-    /// after the hang ended (the reader's drain interval plus the time the last
-    /// samples take to settle). A callback that blocks delays only the
-    /// callbacks after it; see `HangEventDelivery` for the bound on waiting hangs.
+    /// thread of hangwatch's ("hangwatch-on-hang"), never on the hung thread,
+    /// about 50–100 ms after the hang ended (the reader's drain interval plus
+    /// the time the last samples take to settle); at exit, hangs not told yet
+    /// are passed to it and it gets up to 1 s to finish. A callback that blocks
+    /// delays only the callbacks after it; up to 256 hangs wait for it, later
+    /// ones are dropped and counted in the report's notes.
     @discardableResult
     public static func start(_ configuration: Configuration = .fromEnvironment(),
                              onHang: (@Sendable (HangEvent) -> Void)? = nil) throws(StartError) -> HangWatcher {
@@ -65,14 +67,9 @@ public final class HangWatcher: Sendable {
     private init(_ configuration: Configuration, onHang: (@Sendable (HangEvent) -> Void)?) throws(StartError) {
         self.configuration = configuration
         startNs = ProcessClock.processStartNs()
-        delivery = onHang.map(HangEventDelivery.init)
-        if let url = configuration.otlpEndpoint {
-            guard let exporter = OTLPExporter(url: url) else {
-                throw .engine("the OTLP endpoint '\(url)' is not an http://HOST:PORT URL")
-            }
-            self.exporter = exporter
-        } else {
-            exporter = nil
+        // Everything that can fail is checked before any thread is started.
+        if let url = configuration.otlpEndpoint, HTTPPost.Endpoint(url, defaultPath: "/v1/logs") == nil {
+            throw .engine("the OTLP endpoint '\(url)' is not an http://HOST:PORT URL")
         }
         let eventFile: EventFile?
         do {
@@ -80,11 +77,11 @@ public final class HangWatcher: Sendable {
         } catch {
             throw .engine("\(error)")
         }
-        let live = (eventFile != nil || onHang != nil || exporter != nil)
-            ? LiveHangs(config: configuration.capture, process: Self.processRecord(startNs: startNs),
-                        processStartNs: startNs)
-            : nil
-        state = Mutex(ReaderState(live: live, eventFile: eventFile))
+        delivery = onHang.map(HangEventDelivery.init)
+        exporter = configuration.otlpEndpoint.flatMap(OTLPExporter.init(url:))
+        let wantsEvents = eventFile != nil || onHang != nil || exporter != nil
+        state = Mutex(ReaderState(events: wantsEvents ? (configuration.capture, Self.processRecord(startNs: startNs), startNs) : nil,
+                                  eventFile: eventFile))
         let anonymous: SampleLog
         do { anonymous = try SampleLog(anonymousCapacity: 32 << 20) } catch { throw .engine("\(error)") }
         log = LogBox(anonymous)
@@ -105,7 +102,7 @@ public final class HangWatcher: Sendable {
         state.withLock { $0.collector.watchModules(ofProcess: getpid(), log: box.sampleLog) }
         if configuration.observeMainRunLoop { MainRunLoopHeartbeat.install() }
         startReader()
-        if configuration.reportPath != nil { ExitReport.install() }
+        if configuration.reportPath != nil || wantsEvents { ExitReport.install() }
     }
 
     private func startReader() {
@@ -147,6 +144,22 @@ public final class HangWatcher: Sendable {
         guard let delivery else { return }
         let ended = events.filter { $0.phase == .ended }
         if !ended.isEmpty { delivery.deliver(ended) }
+    }
+
+    /// At exit: the hangs not told yet (ended in the last drain interval, or
+    /// still running) go to the stream, the callback and the exporter, and the
+    /// callback and the exporter get a bounded time to finish (1 s and 2 s).
+    func finishEvents() {
+        let events = state.withLock { s -> [HangEvent] in
+            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
+            guard let live = s.live else { return [] }
+            let events = live.finalEvents(from: s.collector, endNs: ProcessClock.monotonicNs())
+            for event in events { s.eventFile?.append(event) }
+            return events
+        }
+        deliver(events)
+        _ = delivery?.flush(timeoutNs: 1_000_000_000)
+        _ = exporter?.flush(timeoutNs: 2_000_000_000)
     }
 
     /// This process, as events name it (no end yet).
@@ -201,12 +214,15 @@ final class LogBox: @unchecked Sendable {
 }
 
 struct ReaderState: ~Copyable {
-    var collector = CaptureCollector()
-    /// Hang events, when a stream or a callback wants them.
+    var collector: CaptureCollector
+    /// Hang events, when a stream, a callback or an exporter wants them.
     var live: LiveHangs?
     var eventFile: EventFile?
-    init(live: LiveHangs?, eventFile: EventFile?) {
-        self.live = live
+    /// `events`: what live hang events need (thresholds, this process, its
+    /// start on the monotonic clock), or nil when nothing wants them.
+    init(events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: EventFile?) {
+        collector = CaptureCollector()
+        live = events.map { LiveHangs(config: $0.0, process: $0.1, processStartNs: $0.2, collector: collector) }
         self.eventFile = eventFile
     }
 }

@@ -87,7 +87,7 @@ enum RunCommand {
             LiveHangs(config: options.capture,
                       process: ProcessInfoRecord(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
-                      processStartNs: startNs))
+                      processStartNs: startNs, collector: collector))
         func tell(_ told: [HangEvent]) {
             for event in told { events?.append(event) }
             exporter?.export(told)

@@ -51,14 +51,16 @@ enum Usage {
       -h, --help         show this help
 
     As hangs happen (for services that run for weeks):
-      --events FILE      append one JSON line per hang to FILE as soon as it ends,
-                         and one when a running hang reaches --report-ms; each line
+      --events FILE      append one JSON line per hang to FILE about 50 ms after it
+                         ends, and one when a running hang reaches --report-ms; each line
                          is one write, so a crash never tears a line in the middle.
                          'hangwatch report FILE' reads the stream as a report
       --otlp-endpoint URL
                          send each hang as an OpenTelemetry log record (OTLP/HTTP,
-                         protobuf) to URL, e.g. http://127.0.0.1:4318; retried with
-                         backoff, then dropped and counted in the report's notes
+                         protobuf) to URL, e.g. http://127.0.0.1:4318, when it ends
+                         (and once while it runs, past --report-ms); retried with
+                         backoff, then dropped and counted in the report's notes;
+                         at exit, unsent records get at most 5 s
 
     CI gates (checked after the report is written):
       --fail-on-hang[=MS]         fail when a hang lasted MS or more (default: the

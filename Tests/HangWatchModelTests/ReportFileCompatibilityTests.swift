@@ -28,7 +28,7 @@ import Testing
         unknown.process.cpuSystemMs = nil
         unknown.process.peakRssKb = nil
         let nulls = String(decoding: try JSONReport.encode(unknown), as: UTF8.self)
-        for field in ["cpuUserMs", "cpuSystemMs", "peakRssKb"] {
+        for field in ["cpuUserMs", "cpuSystemMs", "peakRssKb", "startTimeUnixNs"] {
             #expect(nulls.contains("\"\(field)\" : null"), "\(field) is an explicit null")
         }
     }
@@ -39,7 +39,7 @@ import Testing
         old["frameLoops"] = nil
         old["notes"] = nil
         var process = try #require(object["process"] as? [String: Any])
-        for key in ["cpuUserMs", "cpuSystemMs", "peakRssKb"] { process[key] = nil }
+        for key in ["cpuUserMs", "cpuSystemMs", "peakRssKb", "startTimeUnixNs"] { process[key] = nil }
         old["process"] = process
         var frames = try #require(object["frames"] as? [String: Any])
         frames["name"] = nil
@@ -48,7 +48,7 @@ import Testing
         let decoded = try JSONReport.decode(JSONSerialization.data(withJSONObject: old))
         #expect(decoded.frameLoops.isEmpty)
         #expect(decoded.notes.isEmpty)
-        #expect(decoded.process.cpuUserMs == nil && decoded.process.peakRssKb == nil)
+        #expect(decoded.process.cpuUserMs == nil && decoded.process.peakRssKb == nil && decoded.process.startTimeUnixNs == nil)
         #expect(decoded.frames?.name == "")
         #expect(decoded.frames?.histogram.isEmpty == true)
         #expect(decoded.frames?.hitchRatioMsPerS == 25)

@@ -291,7 +291,7 @@ import Testing
                                  "launch", "notes"])
         #expect(object["schemaVersion"] as? Int == 2)
         #expect(keys(object["process"]) == ["pid", "executable", "arguments", "exitCode", "signal", "wallMs",
-                                            "cpuUserMs", "cpuSystemMs", "peakRssKb"])
+                                            "cpuUserMs", "cpuSystemMs", "peakRssKb", "startTimeUnixNs"])
         #expect(keys(object["thresholds"]) == ["hangMs", "reportMs", "sampleHz", "frameMs"])
         #expect(keys(object["summary"]) == ["hangCount", "reportedHangCount", "totalHangMs", "longestHangMs"])
         let hang = (object["hangs"] as? [Any])?.first

@@ -62,8 +62,11 @@ extension Integration {
             let run = try HangwatchRun.run(TestPaths.runLoopDemo, hangwatchArgs: ["--otlp-endpoint", receiver.url],
                                            scratch: scratch)
             #expect(run.result.status == 0)
-            let records = try receiver.lines()
+            let all = try receiver.lines()
+            // An in-progress record for each reported hang as it ran, then one per hang as it ended.
+            let records = all.filter { ($0["attributes"] as? [String: Any])?["hangwatch.hang.in_progress"] as? Bool == false }
             #expect(records.count == run.report.hangs.count, "\(records)")
+            #expect(all.count - records.count == run.report.hangs.filter(\.reported).count)
             let start = try #require(run.report.process.startTimeUnixNs)
             for (record, hang) in zip(records, run.report.hangs) {
                 let attributes = try #require(record["attributes"] as? [String: Any])
@@ -101,7 +104,9 @@ extension Integration {
                                                environment: ["HANGWATCH_OTLP_ENDPOINT": receiver.url])
             #expect(result.status == 0, "\(result.stderr)")
             let library = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report)))
-            let records = try receiver.lines()
+            let records = try receiver.lines().filter {
+                ($0["attributes"] as? [String: Any])?["hangwatch.hang.in_progress"] as? Bool == false
+            }
             #expect(records.count == library.hangs.count, "\(records.count) records, \(library.hangs.count) hangs")
             let durations = records.compactMap { ($0["attributes"] as? [String: Any])?["hangwatch.hang.duration_ms"] as? Double }
             for hang in library.hangs {
@@ -129,7 +134,9 @@ extension Integration {
                                            hangwatchArgs: ["--otlp-endpoint", receiver.url], scratch: scratch)
             let lines = try receiver.lines()
             #expect(lines.filter { $0["refused"] != nil }.count == 2)
-            #expect(lines.filter { $0["refused"] == nil }.count == run.report.hangs.count, "\(lines)")
+            // One record per hang as it ended, and one more per reported hang while it ran.
+            let expected = run.report.hangs.count + run.report.hangs.filter(\.reported).count
+            #expect(lines.filter { $0["refused"] == nil }.count == expected, "\(lines)")
             #expect(!run.report.notes.contains { $0.contains("could not be sent") }, "\(run.report.notes)")
 
             // Nobody listens: the hangs are dropped after the retries, and the report says so.
@@ -140,7 +147,9 @@ extension Integration {
                                             scratch: closed)
             #expect(down.result.status == 0)
             #expect(down.report.hangs.count == 2)
-            #expect(down.report.notes.contains { $0.contains("2 of 2 hangs could not be sent") }, "\(down.report.notes)")
+            let records = down.report.hangs.count + down.report.hangs.filter(\.reported).count
+            #expect(down.report.notes.contains { $0.contains("\(records) of \(records) hang records could not be sent") },
+                    "\(down.report.notes)")
             // The program was not slowed: its blocked waits took their own time.
             for name in ["waitForDisk", "waitForSocket"] {
                 let work = try #require(down.work(name).first)

@@ -7,21 +7,37 @@ import HangWatchModel
 /// inside a line.
 package final class EventFile {
     private let fd: Int32
-    /// Lines that could not be written (disk full, ...), counted for a note.
+    /// The file the descriptor was opened on: in the library the descriptor
+    /// lives in the program, which may close it and reuse its number.
+    private let device: UInt64
+    private let inode: UInt64
+    /// Lines that could not be written (disk full, a full pipe, ...), counted for a note.
     package private(set) var failedWrites = 0
 
     /// Opens (creating, never truncating) `path`; throws the errno text.
+    /// Non-blocking, so a FIFO nobody reads never stops the reader.
     package init(path: String) throws(EventFileError) {
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else { throw EventFileError(path: path, reason: String(cString: strerror(errno))) }
+        var info = stat()
+        fstat(fd, &info)
         self.fd = fd
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
     }
 
-    deinit { close(fd) }
+    deinit { if isOurs { close(fd) } }
 
-    /// Writes one event as one line.
+    /// Whether `fd` still names the file it was opened on.
+    private var isOurs: Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// Writes one event as one line. A short write (disk full) is ended with
+    /// a newline, so the torn line stays alone and the next one reads.
     package func append(_ event: HangEvent) {
-        guard let line = try? HangEventLines.encode(event) else {
+        guard isOurs, let line = try? HangEventLines.encode(event) else {
             failedWrites += 1
             return
         }
@@ -30,7 +46,9 @@ package final class EventFile {
             repeat { rc = write(fd, bytes.baseAddress, bytes.count) } while rc < 0 && errno == EINTR
             return rc
         }
-        if written != line.count { failedWrites += 1 }
+        guard written != line.count else { return }
+        failedWrites += 1
+        if written > 0 { _ = write(fd, "\n", 1) }
     }
 }
 

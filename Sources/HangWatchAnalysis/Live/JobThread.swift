@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Glibc
 
 /// One thread that runs submitted jobs in order, with a bounded backlog.
 package final class JobThread: @unchecked Sendable {
@@ -18,26 +19,35 @@ package final class JobThread: @unchecked Sendable {
 
     package init(name: String, capacity: Int) {
         self.capacity = capacity
-        let thread = Thread { [unowned(unsafe) self] in self.run() }
+        // The thread holds its JobThread for ever: it is never stopped, and a
+        // JobThread freed under a waiting thread would free its semaphore too.
+        let thread = Thread { self.run() }
         thread.name = name
         thread.start()
     }
 
-    /// Queues `job`, or counts it refused when the backlog is full.
-    package func submit(_ job: @escaping @Sendable () -> Void) {
+    /// Queues `job`, or counts it refused when the backlog is full; true when queued.
+    @discardableResult
+    package func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
         lock.lock()
         let accepted = backlog.count < capacity
         if accepted { backlog.append(job) } else { refusedCount += 1 }
         lock.unlock()
         if accepted { wake.signal() }
+        return accepted
     }
 
     /// Waits until every job submitted so far has run, or `timeoutNs` passed;
     /// true when they all ran (at exit: the last hang is still sent).
     package func drain(timeoutNs: UInt64) -> Bool {
         let done = DispatchSemaphore(value: 0)
-        submit { done.signal() }
-        return done.wait(timeout: .now() + .nanoseconds(Int(min(timeoutNs, UInt64(Int.max))))) == .success
+        // A full backlog refuses the marker: then wait for room first, within the bound.
+        let deadline = DispatchTime.now() + .nanoseconds(Int(min(timeoutNs, UInt64(Int.max))))
+        while !submit({ done.signal() }) {
+            if DispatchTime.now() >= deadline { return false }
+            usleep(10_000)
+        }
+        return done.wait(timeout: deadline) == .success
     }
 
     private func run() {

@@ -11,35 +11,56 @@ import HangWatchSymbols
 /// after each drain, on the reader's thread.
 package final class LiveHangs {
     /// An ended hang is told this long after its end, so the samples the
-    /// watchdog logs for its last ticks (a tick or two after the heartbeat
-    /// logged the end) are in it, as they are in the report.
-    package static let settleNs: UInt64 = 50_000_000
+    /// watchdog logs for its last ticks (it logs a tick or more after the
+    /// heartbeat logged the end, and its stride grows to 16 sample periods in
+    /// a long hang) are in it, as they are in the report: 32 sample periods,
+    /// at least 50 ms.
+    package let settleNs: UInt64
 
     private let builder: ReportBuilder
     private let process: ProcessInfoRecord
     private let processStartNs: UInt64
     private let symbolicator = Symbolicator()
     private var modulesAdded = 0
-    /// Hangs not yet told as ended, with the id each was given.
+    /// Hangs not yet told as ended, with the id each was given (0: not told yet).
     private var open: [BusyKey: Int] = [:]
     private var toldInProgress: Set<BusyKey> = []
+    /// Per thread slot and image, the latest busy period told as ended: a record
+    /// of an older one drained late never makes a second ended event. Bounded
+    /// by the number of threads, not by uptime.
+    private var endedUpTo: [SlotKey: UInt64] = [:]
     private var nextId = 1
 
+    private struct SlotKey: Hashable {
+        var tid: Int32
+        var generation: UInt32
+    }
+
     /// `process` names the watched program (its `startTimeUnixNs` dates the
-    /// events); `processStartNs` is its start on the monotonic clock.
-    package init(config: CaptureConfig, process: ProcessInfoRecord, processStartNs: UInt64) {
+    /// events); `processStartNs` is its start on the monotonic clock. Turns on
+    /// `collector`'s list of updated busy periods, which this reads.
+    package init(config: CaptureConfig, process: ProcessInfoRecord, processStartNs: UInt64,
+                 collector: CaptureCollector) {
         builder = ReportBuilder(config: config)
         self.process = process
         self.processStartNs = processStartNs
+        settleNs = max(50_000_000, UInt64(32 * 1e9 / config.sampleHz))
+        collector.tracksUpdates = true
     }
 
-    /// The events due now, oldest hang first. Turns on the collector's
-    /// update list on first use.
+    /// The events due now, oldest hang first.
     package func events(from collector: CaptureCollector, nowNs: UInt64) -> [HangEvent] {
-        collector.tracksUpdates = true
+        events(from: collector, nowNs: nowNs, final: false)
+    }
+
+    /// With `final`, every ended hang is told without waiting to settle (the
+    /// log has been read to its end) and nothing is told in progress here.
+    private func events(from collector: CaptureCollector, nowNs: UInt64, final: Bool) -> [HangEvent] {
         let run = collector.run
         for key in collector.takeUpdatedPeriods() where open[key] == nil {
             guard let period = run.busyPeriods[key], !period.isLaunch else { continue }
+            let slot = SlotKey(tid: key.tid, generation: key.generation)
+            if let told = endedUpTo[slot], key.seq <= told { continue }
             open[key] = 0 // numbered when first told, so ids follow the order of events
         }
         guard !open.isEmpty else { return [] }
@@ -56,13 +77,15 @@ package final class LiveHangs {
         var events: [HangEvent] = []
         for (key, period) in due {
             if let end = period.endNs {
-                guard nowNs >= end &+ Self.settleNs else { continue }
-                if let hang = hang(key, period, nowNs: nowNs, run: run, stacks: stacks) {
+                guard final || nowNs >= end &+ settleNs else { continue }
+                if let hang = hang(key, period, nowNs: end, run: run, stacks: stacks) {
                     events.append(event(.ended, hang))
                 }
                 open[key] = nil
                 toldInProgress.remove(key)
-            } else if !toldInProgress.contains(key),
+                let slot = SlotKey(tid: key.tid, generation: key.generation)
+                endedUpTo[slot] = max(endedUpTo[slot] ?? 0, key.seq)
+            } else if !final, !toldInProgress.contains(key),
                       Double(nowNs &- period.startNs) / 1e6 >= builder.config.reportMs,
                       let hang = hang(key, period, nowNs: nowNs, run: run, stacks: stacks) {
                 events.append(event(.inProgress, hang))
@@ -72,11 +95,11 @@ package final class LiveHangs {
         return events
     }
 
-    /// The last events, when the program has ended at `endNs`: every ended
-    /// hang not told yet, and each hang still open, told in progress with its
-    /// length up to the end (the program died inside it).
+    /// The last events, when the program has ended at `endNs` (or, in the
+    /// library, is exiting): every ended hang not told yet, and each hang
+    /// still open, told in progress with its length up to `endNs`.
     package func finalEvents(from collector: CaptureCollector, endNs: UInt64) -> [HangEvent] {
-        var events = self.events(from: collector, nowNs: UInt64.max / 2)
+        var events = self.events(from: collector, nowNs: endNs, final: true)
         let run = collector.run
         let stacks = StackResolver(run: run, symbolicator: symbolicator)
         let stillOpen = open.keys.compactMap { key in run.busyPeriods[key].map { (key, $0) } }

@@ -7,7 +7,7 @@ import Synchronization
 /// Sends hang events to an OTLP/HTTP logs endpoint from a thread of its own,
 /// so neither the program nor the detector ever waits on the network.
 ///
-/// Each ended hang is one POST to `/v1/logs` (protobuf). A failed POST is
+/// Each event is one POST to `/v1/logs` (protobuf). A failed POST is
 /// retried after 0.25, 0.5, 1 and 2 s; after the last try the hang is dropped
 /// and counted. A 4xx other than 408/429 is not retried (the receiver refuses
 /// the record itself). At most `maxPending` hangs wait while the endpoint is
@@ -22,7 +22,7 @@ package final class OTLPExporter: Sendable {
     private let jobs = JobThread(name: "hangwatch-otlp", capacity: maxPending)
     private let counts = Mutex(Counts())
 
-    /// What happened to the hangs given to `export`.
+    /// What happened to the events given to `export`.
     package struct Counts: Sendable, Equatable {
         package var sent = 0
         package var retries = 0
@@ -42,14 +42,14 @@ package final class OTLPExporter: Sendable {
     /// The counts so far (sent, retried, dropped).
     package var snapshot: Counts { counts.withLock { $0 } }
 
-    /// Queues each ended hang for sending; in-progress events are not sent
-    /// (a log record is final, and the ended event follows).
+    /// Queues each event for sending: an ended hang, and a hang that reached
+    /// the report threshold while still running (so a service stuck for good
+    /// is reported too; `hangwatch.hang.in_progress` tells them apart, and
+    /// `hangwatch.hang.id` ties the two records of one hang).
     package func export(_ events: [HangEvent]) {
-        for event in events where event.phase == .ended {
+        for event in events {
             counts.withLock { $0.pending += 1 }
-            let before = jobs.refused
-            jobs.submit { [self] in send(event) }
-            if jobs.refused != before {
+            if !jobs.submit({ [self] in send(event) }) {
                 counts.withLock {
                     $0.pending -= 1
                     $0.dropped += 1
@@ -68,7 +68,7 @@ package final class OTLPExporter: Sendable {
         let c = snapshot
         let unsent = c.dropped + c.pending
         guard unsent > 0 else { return nil }
-        return "\(unsent) of \(c.sent + unsent) hangs could not be sent to \(url)"
+        return "\(unsent) of \(c.sent + unsent) hang records could not be sent to \(url)"
             + (c.lastFailure.map { " (\($0))" } ?? "") + "; they are in this report"
     }
 
