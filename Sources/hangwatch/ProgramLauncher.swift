@@ -38,7 +38,10 @@ enum ProgramLauncher {
     }
 
     /// Starts `path` with `arguments` (argv[0] first) and extra environment.
-    static func spawn(path: String, arguments: [String], environment: [String: String]) throws(Failure) -> pid_t {
+    /// `signalMask`, when given, is the program's signal mask (the one
+    /// hangwatch itself was started with, before it unblocked what it forwards).
+    static func spawn(path: String, arguments: [String], environment: [String: String],
+                      signalMask: sigset_t? = nil) throws(Failure) -> pid_t {
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
@@ -49,8 +52,15 @@ enum ProgramLauncher {
         for (k, v) in environment { env[k] = v }
         let envStrings = env.map { "\($0.key)=\($0.value)" }
         var pid: pid_t = 0
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if var mask = signalMask {
+            posix_spawnattr_setsigmask(&attributes, &mask)
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        }
         let rc = withCStrings(arguments) { argv in
-            withCStrings(envStrings) { envp in posix_spawn(&pid, path, nil, nil, argv, envp) }
+            withCStrings(envStrings) { envp in posix_spawn(&pid, path, nil, &attributes, argv, envp) }
         }
         guard rc == 0 else {
             let why = String(cString: strerror(rc))

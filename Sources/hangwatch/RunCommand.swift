@@ -66,16 +66,17 @@ enum RunCommand {
             return ExitCode.cannotCreate
         }
 
+        let programSignalMask = SignalForwarding.install()
         let startNs = SystemClock.monotonicNs()
         let startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         let pid: pid_t
         do {
             pid = try ProgramLauncher.spawn(path: path, arguments: [program] + options.program.dropFirst(),
-                                            environment: environment)
+                                            environment: environment, signalMask: programSignalMask)
         } catch {
             return report(launchFailure: error)
         }
-        SignalForwarding.install(forwardingTo: pid)
+        SignalForwarding.forward(to: pid)
 
         let collector = CaptureCollector()
         // Images the program dlopen's later are read from its /proc/PID/maps

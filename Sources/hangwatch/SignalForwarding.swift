@@ -2,28 +2,57 @@
 import Glibc
 #endif
 
-/// The pid signals are forwarded to. Set once before handlers are installed.
+/// The pid signals are forwarded to; 0 until the program is started.
 nonisolated(unsafe) private var forwardTarget: pid_t = 0
+/// A signal that arrived before the program's pid was known (forwarded as soon as it is).
+nonisolated(unsafe) private var pendingSignal: Int32 = 0
 
 /// Forwards SIGINT, SIGTERM, SIGHUP and SIGQUIT sent to hangwatch to the
 /// program, so hangwatch can stay alive to write the report. A Ctrl-C from
 /// the terminal already reaches the program (same process group); the kernel
 /// sends that one with SI_KERNEL, and it is not sent a second time.
+///
+/// The handlers go in before the program is started, so no window exists in
+/// which a SIGTERM kills hangwatch alone and leaves the program unwatched and
+/// without a report. The program itself starts with default handlers: exec
+/// resets caught signals.
 enum SignalForwarding {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
-    static func install(forwardingTo pid: pid_t) {
-        forwardTarget = pid
+    /// Installs the handlers (call before starting the program) and unblocks
+    /// the forwarded signals in hangwatch: a parent may have left them blocked
+    /// (a test runner, a service manager), and a blocked SIGTERM would never be
+    /// forwarded. Returns the signal mask hangwatch was started with, which the
+    /// program is given unchanged (`ProgramLauncher.spawn(signalMask:)`).
+    static func install() -> sigset_t {
+        var forwardedSet = sigset_t()
+        sigemptyset(&forwardedSet)
+        for sig in forwarded { sigaddset(&forwardedSet, sig) }
         for sig in forwarded {
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { sig, info, _ in
-                // async-signal-safe: reads a plain global and calls kill(2).
+                // SIGNAL-SAFE: reads and writes plain globals, calls kill(2).
                 if let info, info.pointee.si_code == SI_KERNEL { return }
-                if forwardTarget > 0 { kill(forwardTarget, sig) }
+                if forwardTarget > 0 { kill(forwardTarget, sig) } else { pendingSignal = sig }
             }
             action.sa_flags = SA_SIGINFO | SA_RESTART
             sigemptyset(&action.sa_mask)
             sigaction(sig, &action, nil)
+        }
+        // Unblocked only now: a signal already pending runs the handler above
+        // (and is forwarded once the program starts), not the default action.
+        var original = sigset_t()
+        pthread_sigmask(SIG_UNBLOCK, &forwardedSet, &original)
+        return original
+    }
+
+    /// From now on signals go to `pid`; one that came while it was starting is sent now.
+    static func forward(to pid: pid_t) {
+        forwardTarget = pid
+        let early = pendingSignal
+        if early != 0 {
+            pendingSignal = 0
+            kill(pid, early)
         }
     }
 }

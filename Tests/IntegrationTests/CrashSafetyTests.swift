@@ -43,5 +43,97 @@ extension Integration {
             #expect(run.result.stderr.isEmpty || !run.result.stderr.contains("hangwatch: "),
                     "no hangwatch error expected: \(run.result.stderr)")
         }
+
+        /// SIGINT or SIGTERM sent to hangwatch (not to the program): forwarded
+        /// to the program, the report is still written, and the exit status
+        /// is the program's (128+N).
+        @Test(arguments: [SIGINT, SIGTERM])
+        func signalsToHangwatchReachTheProgramAndTheReportIsWritten(signal: Int32) throws {
+            let scratch = try TestPaths.scratch()
+            let pidFile = scratch.appendingPathComponent("pid").path
+            // The test runner blocks these signals, and a program inherits its parent's mask
+            // (hangwatch passes it on unchanged): start from a terminal's clean state instead.
+            let reportPath = scratch.appendingPathComponent("report.json").path
+            let result = try Self.runFromCleanSignalState(["run", "--format", "json", "-o", reportPath, "--",
+                                                           TestPaths.runLoopDemo, "--scenario", "kill",
+                                                           "--pid-file", pidFile]) { hangwatch in
+                let deadline = Date().addingTimeInterval(20)
+                while !FileManager.default.fileExists(atPath: pidFile + ".hang") && Date() < deadline { usleep(10_000) }
+                usleep(300_000)
+                kill(hangwatch.processIdentifier, signal) // the launcher exec'd hangwatch: same pid
+            }
+            #expect(result.status == 128 + signal, "stderr: \(result.stderr)")
+            let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: reportPath)))
+            #expect(report.process.signal == Int(signal))
+            let hang = try #require(report.hangs.last)
+            #expect(hang.inProgress)
+            #expect(hang.callTree?.allSymbols.contains { $0.contains("spinForever") } == true)
+            // The program is gone with hangwatch: nothing left running under the pid.
+            if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+               let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                #expect(kill(pid, 0) != 0)
+            }
+        }
+
+        /// A signal that reaches hangwatch while the program is being started is
+        /// forwarded once its pid is known; hangwatch is never killed alone.
+        @Test func aSignalDuringStartIsForwardedNotFatalToHangwatchAlone() throws {
+            for _ in 0..<5 {
+                let scratch = try TestPaths.scratch()
+                let report = scratch.appendingPathComponent("report.json").path
+                let result = try Self.runFromCleanSignalState(["run", "--format", "json", "-o", report, "--",
+                                                               TestPaths.runLoopDemo]) {
+                    kill($0.processIdentifier, SIGTERM) // as early as the test can
+                }
+                // Either hangwatch had not yet installed its handlers (killed before it could
+                // start anything: no report, status 143 from hangwatch itself) or it forwarded
+                // the signal: then the program got it and the report says so.
+                #expect(result.status == 128 + SIGTERM)
+                if let data = FileManager.default.contents(atPath: report) {
+                    #expect(try JSONReport.decode(data).process.signal == Int(SIGTERM))
+                }
+            }
+        }
+
+        /// hangwatch unblocks the signals it forwards in itself, but the program
+        /// starts with the mask (and ignored signals) its parent gave hangwatch,
+        /// as it would plain.
+        @Test func theProgramInheritsTheSignalMaskHangwatchWasGiven() throws {
+            let probe = ["/bin/sh", "-c", "exec grep -E '^Sig(Blk|Ign)' /proc/self/status"]
+            let plain = try ProcessRunner.run(probe[0], Array(probe.dropFirst()))
+            let scratch = try TestPaths.scratch()
+            let watched = try ProcessRunner.run(TestPaths.hangwatch,
+                                                ["run", "-o", scratch.appendingPathComponent("r.txt").path, "--"] + probe)
+            #expect(plain.status == 0 && watched.status == 0)
+            // Signals 32 and 33 are glibc's own (thread cancel, setxid): any threaded
+            // glibc process catches them, so a child of one never inherits them
+            // ignored. Programs cannot use them (SIGRTMIN is 34); they are left out.
+            func masks(_ text: String) -> [String: UInt64] {
+                var result: [String: UInt64] = [:]
+                for line in text.split(separator: "\n") {
+                    let parts = line.split(separator: "\t")
+                    guard parts.count == 2, let bits = UInt64(parts[1], radix: 16) else { continue }
+                    result[String(parts[0])] = bits & ~UInt64(0x1_8000_0000)
+                }
+                return result
+            }
+            #expect(masks(plain.stdout).count == 2)
+            #expect(masks(watched.stdout) == masks(plain.stdout), "plain \(plain.stdout) watched \(watched.stdout)")
+        }
+
+        /// Runs hangwatch as a terminal would start it: no signal blocked, SIGINT and
+        /// SIGTERM at their defaults. (The test runner blocks them, and a program
+        /// inherits its parent's mask, which hangwatch passes on unchanged.) The
+        /// launcher execs hangwatch, so the pid `whileRunning` sees is hangwatch's.
+        static func runFromCleanSignalState(_ arguments: [String],
+                                            whileRunning: @escaping (Process) -> Void) throws -> ProcessResult {
+            let python = try #require(Validators.python3)
+            let launcher = "import os, signal, sys\n"
+                + "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+                + "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\n"
+                + "os.execv(sys.argv[1], sys.argv[1:])\n"
+            return try ProcessRunner.run(python, ["-c", launcher, TestPaths.hangwatch] + arguments,
+                                         whileRunning: whileRunning)
+        }
     }
 }
