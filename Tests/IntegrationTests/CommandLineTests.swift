@@ -5,6 +5,9 @@ import HangWatchRender
 import HangWatchSymbols
 import HangWatchTestSupport
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 extension Integration {
     @Suite struct CommandLine {
@@ -46,6 +49,36 @@ extension Integration {
             let notExec = try hangwatch(["run", "--", file])
             #expect(notExec.status == 126)
             #expect(notExec.stderr.contains("cannot execute"))
+        }
+
+        /// The remaining documented statuses: 126 for a directory, 128+N for a
+        /// signal other than SIGKILL (the report names it), 70 when hangwatch
+        /// itself cannot work (its agent is missing), 73 when --events cannot be
+        /// created. Each failure of hangwatch's own is one line on stderr.
+        @Test func directorySignalMissingAgentAndEventFileStatuses() throws {
+            let directory = try hangwatch(["run", "--", "/tmp"])
+            #expect(directory.status == 126)
+            #expect(directory.stderr.split(separator: "\n").count == 1)
+
+            let scratch = try TestPaths.scratch()
+            let report = scratch.appendingPathComponent("report.json").path
+            // From a clean signal state: the test runner blocks SIGABRT, and the program would inherit that.
+            let aborted = try CrashSafety.runFromCleanSignalState(["run", "--format", "json", "-o", report, "--",
+                                                                   "/bin/sh", "-c", "kill -ABRT $$"]) { _ in }
+            #expect(aborted.status == 128 + SIGABRT)
+            let decoded = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report)))
+            #expect(decoded.process.signal == Int(SIGABRT))
+            #expect(decoded.process.exitCode == nil)
+
+            let noAgent = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--", "/bin/true"],
+                                                environment: ["HANGWATCH_AGENT": scratch.appendingPathComponent("none.so").path])
+            #expect(noAgent.status == 70)
+            #expect(noAgent.stderr.split(separator: "\n").count == 1, "\(noAgent.stderr)")
+
+            let noEvents = try hangwatch(["run", "--events", "/nonexistent-dir/events.jsonl", "--", "/bin/true"])
+            #expect(noEvents.status == 73)
+            #expect(noEvents.stderr.split(separator: "\n").count == 1)
+            #expect(noEvents.stderr.contains("events.jsonl"))
         }
 
         @Test func helpAndVersion() throws {

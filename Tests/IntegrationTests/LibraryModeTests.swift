@@ -33,6 +33,26 @@ extension Integration {
             #expect(reportedFunctions(library.report, among: names) == names)
         }
 
+        /// The library takes its thresholds and rate from HANGWATCH_* with no
+        /// code change: fewer hangs above a higher threshold, fewer trees above a
+        /// higher report threshold, and a sample count that follows the rate.
+        @Test func environmentVariablesConfigureTheLibrary() throws {
+            let scratch = try TestPaths.scratch()
+            let reportPath = scratch.appendingPathComponent("env.json").path
+            let result = try ProcessRunner.run(TestPaths.runLoopDemo, ["--library", reportPath],
+                                               environment: ["HANGWATCH_HANG_MS": "200", "HANGWATCH_REPORT_MS": "350",
+                                                             "HANGWATCH_SAMPLE_HZ": "250"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: reportPath)))
+            #expect(report.thresholds == Thresholds(hangMs: 200, reportMs: 350, sampleHz: 250))
+            // parseLargeDocument 420 ms and renderThumbnails 300 ms; refreshCache (150) is below 200.
+            #expect(report.hangs.count == 2, "\(report.hangs.map(\.durationMs))")
+            #expect(report.hangs.filter(\.reported).count == 1)
+            let parse = try #require(report.hangs.first)
+            // 250 Hz: about one sample per 4 ms of the 420 ms hang.
+            #expect(parse.sampleCount >= 70 && parse.sampleCount <= 115, "\(parse.sampleCount) samples")
+        }
+
         @Test func blockedWaitsInLibraryMode() throws {
             // No wrappers in-process: blocked calls are sampled from /proc, and
             // still sit under the function that called them.
