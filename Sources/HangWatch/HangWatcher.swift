@@ -128,11 +128,14 @@ public final class HangWatcher: Sendable {
     /// Not inlined into the reader's endless loop: there, the release
     /// optimizer's loop-invariant code motion never finished on its body.
     @inline(never)
-    private func drainAndTakeEvents() -> [HangEvent] {
+    /// With `final` (at exit), every hang not told yet is told now.
+    private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
         state.withLock { s in
             log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
             guard let live = s.live else { return [] }
-            let events = live.events(from: s.collector, nowNs: ProcessClock.monotonicNs())
+            let now = ProcessClock.monotonicNs()
+            let events = final ? live.finalEvents(from: s.collector, endNs: now)
+                               : live.events(from: s.collector, nowNs: now)
             for event in events { s.eventFile?.append(event) }
             return events
         }
@@ -150,14 +153,7 @@ public final class HangWatcher: Sendable {
     /// still running) go to the stream, the callback and the exporter, and the
     /// callback and the exporter get a bounded time to finish (1 s and 2 s).
     func finishEvents() {
-        let events = state.withLock { s -> [HangEvent] in
-            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
-            guard let live = s.live else { return [] }
-            let events = live.finalEvents(from: s.collector, endNs: ProcessClock.monotonicNs())
-            for event in events { s.eventFile?.append(event) }
-            return events
-        }
-        deliver(events)
+        deliver(drainAndTakeEvents(final: true))
         _ = delivery?.flush(timeoutNs: 1_000_000_000)
         _ = exporter?.flush(timeoutNs: 2_000_000_000)
     }

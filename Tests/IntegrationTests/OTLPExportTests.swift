@@ -83,9 +83,10 @@ extension Integration {
                 // The record is dated at the hang's start.
                 let time = try #require(record["timeUnixNano"] as? Int)
                 #expect(abs(time - (Int(start) + Int(hang.startMs * 1e6))) < 1000, "\(time)")
-                // code.function.name: the function the hang spent most of its own time in.
-                if hang.reported, let hottest = hang.callTree.map(Self.hottest) {
-                    #expect(attributes["code.function.name"] as? String == hottest)
+                // code.function.name: the demo's own function the hang spent its time in, never libc.
+                if hang.reported {
+                    let name = try #require(attributes["code.function.name"] as? String)
+                    #expect(["parseLargeDocument", "tokenize", "renderThumbnails"].contains { name.contains($0) }, "\(name)")
                 }
             }
             let frames = records.compactMap { ($0["attributes"] as? [String: Any])?["hangwatch.hang.heaviest_frames"] as? [String] }
@@ -112,17 +113,6 @@ extension Integration {
             for hang in library.hangs {
                 #expect(durations.contains { abs($0 - hang.durationMs) < 0.001 }, "\(hang.durationMs) not sent: \(durations)")
             }
-        }
-
-        /// The node with the most self time (the first such in depth-first order).
-        static func hottest(_ tree: CallTreeNode) -> String {
-            var best = tree
-            var stack = [tree]
-            while let node = stack.popLast() {
-                if node.selfMs > best.selfMs { best = node }
-                stack += node.children.reversed()
-            }
-            return best.symbol
         }
 
         @Test func aFailingEndpointIsRetriedAndADownOneIsDroppedAndCounted() throws {

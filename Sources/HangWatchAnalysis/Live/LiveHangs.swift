@@ -69,10 +69,7 @@ package final class LiveHangs {
             modulesAdded += 1
         }
         let stacks = StackResolver(run: run, symbolicator: symbolicator)
-        let due = open.keys.compactMap { key -> (BusyKey, BusyPeriod)? in
-            guard let period = run.busyPeriods[key] else { return nil }
-            return (key, period)
-        }.sorted { ($0.1.startNs, $0.1.tid) < ($1.1.startNs, $1.1.tid) }
+        let due = openPeriods(in: run)
 
         var events: [HangEvent] = []
         for (key, period) in due {
@@ -102,15 +99,19 @@ package final class LiveHangs {
         var events = self.events(from: collector, nowNs: endNs, final: true)
         let run = collector.run
         let stacks = StackResolver(run: run, symbolicator: symbolicator)
-        let stillOpen = open.keys.compactMap { key in run.busyPeriods[key].map { (key, $0) } }
-            .sorted { ($0.1.startNs, $0.1.tid) < ($1.1.startNs, $1.1.tid) }
-        for (key, period) in stillOpen {
+        for (key, period) in openPeriods(in: run) {
             if let hang = hang(key, period, nowNs: max(endNs, period.startNs), run: run, stacks: stacks) {
                 events.append(event(.inProgress, hang))
             }
             open[key] = nil
         }
         return events
+    }
+
+    /// The hangs not yet told as ended, oldest first.
+    private func openPeriods(in run: CapturedRun) -> [(BusyKey, BusyPeriod)] {
+        open.keys.compactMap { key in run.busyPeriods[key].map { (key, $0) } }
+            .sorted { ($0.1.startNs, $0.1.tid) < ($1.1.startNs, $1.1.tid) }
     }
 
     private func hang(_ key: BusyKey, _ period: BusyPeriod, nowNs: UInt64, run: CapturedRun,

@@ -1,3 +1,4 @@
+import HangWatchAnalysis
 import HangWatchModel
 
 /// Hang events as an OTLP `ExportLogsServiceRequest` (opentelemetry-proto,
@@ -8,7 +9,8 @@ import HangWatchModel
 /// name `hangwatch.hang`, a one-line body, and attributes named after the
 /// OpenTelemetry semantic conventions where one exists (`thread.id`,
 /// `thread.name`, `process.pid`, `process.executable.name`,
-/// `process.executable.path`, `code.function.name`); hangwatch's own are under
+/// `process.executable.path`, `code.function.name`: the program's function with
+/// the most self time); hangwatch's own are under
 /// `hangwatch.hang.*`. The call tree is not sent: OTLP profiles are still a
 /// development signal, and the heaviest frames travel as an attribute.
 package enum OTLPLogs {
@@ -78,29 +80,18 @@ package enum OTLPLogs {
         w.string(12, "hangwatch.hang")                                               // event_name
     }
 
-    /// The heaviest path's frames, outermost first, cut to the last 8
-    /// (the work itself, not the run loop around it).
+    /// The heaviest path's frames (as the text report expands it), cut to the
+    /// last 8: the work itself, not the run loop around it.
     private static func heaviestFrames(_ hang: Hang) -> [String] {
-        var frames: [String] = []
-        var node = hang.callTree
-        while let current = node {
-            frames.append(current.symbol)
-            node = current.children.max { $0.weightMs < $1.weightMs }
-        }
-        return Array(frames.suffix(8))
+        guard let tree = hang.callTree else { return [] }
+        return CallTreeBuilder.heaviestPath(of: tree).suffix(8).map(\.symbol)
     }
 
-    /// The function the hang spent most of its own time in (most self time;
-    /// the first such in depth-first order), or nil without a tree.
+    /// The program's own function with the most self time, system libraries
+    /// charged to their callers (the report's hotspot ranking): a blocked
+    /// `usleep` names the function that called it, not libc.
     private static func hottestFunction(_ hang: Hang) -> String? {
-        guard let root = hang.callTree else { return nil }
-        var best = root
-        var stack = [root]
-        while let node = stack.popLast() {
-            if node.selfMs > best.selfMs { best = node }
-            stack += node.children.reversed()
-        }
-        return best.symbol
+        hang.callTree.flatMap { UserCodeHotspots.rank([$0]).first?.symbol }
     }
 
     private static func executableName(_ path: String) -> String {

@@ -49,14 +49,17 @@ struct ProtobufWriter {
     mutating func fixed64(_ field: Int, _ value: UInt64) {
         guard value != 0 else { return }
         key(field, .fixed64)
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
+        littleEndian64(value)
     }
 
     /// A `double` written even when zero (a `oneof` member).
     mutating func presentDouble(_ field: Int, _ value: Double) {
         key(field, .fixed64)
-        let bits = value.bitPattern
-        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
+        littleEndian64(value.bitPattern)
+    }
+
+    private mutating func littleEndian64(_ value: UInt64) {
+        for shift in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: value >> UInt64(shift))) }
     }
 
     mutating func bool(_ field: Int, _ value: Bool) {
