@@ -20,18 +20,21 @@ struct Options: Sendable {
     var libraryReportPath: String?
     /// --on-hang FILE (with --library): the onHang callback logs each hang there.
     var onHangLog: String?
+    /// --seconds N (service scenario): how long the service runs.
+    var seconds = 10.0
 }
 
-let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork"]
+let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork", "service"]
 
 let usageText = """
-    usage: RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library FILE [--on-hang FILE]] [--verbose]
+    usage: RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library FILE [--on-hang FILE]] [--seconds N] [--verbose]
       scenarios: \(knownScenarios.joined(separator: ", ")) (default: standard)
       --measure FILE   one line per piece of work: <function> <startNs> <endNs> <durationMs>
                        (CLOCK_MONOTONIC nanoseconds, duration in ms with 3 decimals)
       --pid-file FILE  write the process id at startup (kill scenario: also <FILE>.hang)
       --library FILE   watch itself with the HangWatch library; JSON report to FILE at exit
       --on-hang FILE   (with --library) the onHang callback logs one line per hang to FILE
+      --seconds N      (service) run for N seconds, one hang a second (default 10)
       --verbose        diagnostics on stderr
 
     """
@@ -52,6 +55,10 @@ func parseOptions(_ args: [String]) -> Options {
         case "--pid-file": options.pidPath = value(arg)
         case "--library": options.libraryReportPath = value(arg)
         case "--on-hang": options.onHangLog = value(arg)
+        case "--seconds":
+            let text = value(arg)
+            guard let n = Double(text), n > 0, n <= 31 * 86400 else { usageExit("invalid --seconds '\(text)'") }
+            options.seconds = n
         case "--verbose", "-v": options.verbose = true
         case "--help", "-h":
             writeStderr(usageText)

@@ -323,3 +323,46 @@ func parentWork() {
     let start = monotonicNs()
     consume(spinArithmetic(until: deadline(afterMs: Target.parentWork, from: start), seed: start))
 }
+
+// MARK: - service
+
+/// Request `n` of the service scenario, then the next one a second after this
+/// one started, until `endNs`.
+func serveEverySecond(until endNs: UInt64, request n: Int) {
+    let start = monotonicNs()
+    guard start < endNs else {
+        after(exitDelayMs) { finish() }
+        return
+    }
+    switch n % 4 {
+    case 0: runMeasured(Step("resizeImages") { resizeImages() })
+    case 1: runMeasured(Step("buildIndex") { buildIndex() })
+    case 2: runMeasured(Step("readSlowBackend") { readSlowBackend() })
+    default: runMeasured(Step("compressLogs") { compressLogs() })
+    }
+    let spentMs = ms(monotonicNs() &- start)
+    after(max(50, 1000 - spentMs)) { serveEverySecond(until: endNs, request: n + 1) }
+}
+
+@inline(never)
+func resizeImages() {
+    let start = monotonicNs()
+    consume(spinArithmetic(until: deadline(afterMs: 300, from: start), seed: start))
+}
+
+@inline(never)
+func buildIndex() {
+    let start = monotonicNs()
+    consume(spinArithmetic(until: deadline(afterMs: 160, from: start), seed: start))
+}
+
+@inline(never)
+func readSlowBackend() {
+    usleep(270_000)
+}
+
+@inline(never)
+func compressLogs() {
+    let start = monotonicNs()
+    consume(spinArithmetic(until: deadline(afterMs: 420, from: start), seed: start))
+}

@@ -72,6 +72,14 @@ case "fork":
         }
     }
 
+case "service":
+    // A long-running service: one request a second hangs the loop, in one of
+    // four ways (three CPU-bound of different lengths, one blocked in usleep),
+    // so rotation and reader memory can be watched over minutes.
+    // The first request comes from the running loop, so it is a hang, not launch.
+    let endNs = monotonicNs() + UInt64(options.seconds * 1e9)
+    after(idleGapMs) { serveEverySecond(until: endNs, request: 0) }
+
 default:
     usageExit("unknown scenario: \(options.scenario)")
 }

@@ -19,6 +19,13 @@ extension HangWatcher {
         /// A JSON-lines file each hang is appended to as it happens
         /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
         public var eventsPath: String?
+        /// When the event file rotates (`HANGWATCH_ROTATE`): a size with a unit
+        /// (`10M`) or an interval (`1h`), as `hangwatch run --rotate`; nil: never.
+        /// Rotating also keeps the watcher's memory bounded, and `report()` then
+        /// covers the interval since the last rotation.
+        public var rotateEvents: String?
+        /// Closed event files kept besides the current one (`HANGWATCH_KEEP`), as `--keep`.
+        public var keepEvents = 5
         /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each hang is sent to as a log record
         /// (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
         public var otlpEndpoint: String?
@@ -30,10 +37,12 @@ extension HangWatcher {
         /// Reads HANGWATCH_HANG_MS, HANGWATCH_REPORT_MS, HANGWATCH_SAMPLE_HZ,
         /// HANGWATCH_FRAME_MS, HANGWATCH_THREADS (comma-separated names or
         /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
-        /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path) and
+        /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path),
+        /// HANGWATCH_ROTATE and HANGWATCH_KEEP (its rotation) and
         /// HANGWATCH_OTLP_ENDPOINT (an http:// URL).
         /// Unset or invalid values keep the defaults; an events path that cannot be
-        /// opened or an endpoint that is not an http:// URL makes `start` throw.
+        /// opened, a rotation that cannot be read or an endpoint that is not an
+        /// http:// URL makes `start` throw.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
             func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
@@ -57,6 +66,8 @@ extension HangWatcher {
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
             if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }
+            if let v = text("HANGWATCH_ROTATE") { c.rotateEvents = v }
+            if let v = number("HANGWATCH_KEEP", 1...10_000) { c.keepEvents = Int(v) }
             if let v = text("HANGWATCH_OTLP_ENDPOINT") { c.otlpEndpoint = v }
             return c
         }

@@ -71,9 +71,16 @@ public final class HangWatcher: Sendable {
         if let url = configuration.otlpEndpoint, HTTPPost.Endpoint(url, defaultPath: "/v1/logs") == nil {
             throw .engine("the OTLP endpoint '\(url)' is not an http://HOST:PORT URL")
         }
-        let eventFile: EventFile?
+        var rotation: RotationPolicy?
+        if let rotate = configuration.rotateEvents {
+            guard configuration.eventsPath != nil else { throw .engine("rotateEvents needs an events path") }
+            do { rotation = try RotationPolicy.parse(rotate, keep: configuration.keepEvents) } catch { throw .engine("\(error)") }
+        }
+        let eventFile: RotatingEventLog?
         do {
-            eventFile = try configuration.eventsPath.map { path throws(EventFileError) in try EventFile(path: path) }
+            eventFile = try configuration.eventsPath.map { path throws(EventFileError) in
+                try RotatingEventLog(path: path, rotation: rotation, nowNs: ProcessClock.monotonicNs())
+            }
         } catch {
             throw .engine("\(error)")
         }
@@ -136,7 +143,8 @@ public final class HangWatcher: Sendable {
             let now = ProcessClock.monotonicNs()
             let events = final ? live.finalEvents(from: s.collector, endNs: now)
                                : live.events(from: s.collector, nowNs: now)
-            for event in events { s.eventFile?.append(event) }
+            s.eventFile?.append(events, live: live, collector: s.collector, nowNs: now)
+            if final { s.eventFile?.close(live: live, collector: s.collector, nowNs: now) }
             return events
         }
     }
@@ -179,6 +187,7 @@ public final class HangWatcher: Sendable {
             notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
         }
         if let exporter, let url = configuration.otlpEndpoint, let note = exporter.note(endpoint: url) { notes.append(note) }
+        if let note = state.withLock({ $0.eventFile?.reportNote }) { notes.append(note) }
         var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts, extraNotes: notes)
         let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
         if !monitored.isEmpty {
@@ -213,12 +222,13 @@ struct ReaderState: ~Copyable {
     var collector: CaptureCollector
     /// Hang events, when a stream, a callback or an exporter wants them.
     var live: LiveHangs?
-    var eventFile: EventFile?
+    var eventFile: RotatingEventLog?
     /// `events`: what live hang events need (thresholds, this process, its
     /// start on the monotonic clock), or nil when nothing wants them.
-    init(events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: EventFile?) {
+    init(events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {
         collector = CaptureCollector()
         live = events.map { LiveHangs(config: $0.0, process: $0.1, processStartNs: $0.2, collector: collector) }
+        live?.remembersClosed = eventFile?.rotation != nil
         self.eventFile = eventFile
     }
 }

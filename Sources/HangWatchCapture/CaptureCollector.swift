@@ -8,13 +8,13 @@ import HangWatchSymbols
 package final class CaptureCollector {
     package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it
     private var unwinders: [UInt32: OpaquePointer] = [:] // per image generation (exec restarts it)
-    private var hangSeqs: Set<BusyKey> = []
+    var hangSeqs: Set<BusyKey> = [] // internal: CaptureCollector+Forgetting.swift
     /// Each slot's latest busy period that had samples.
     private var currentBusy: [Int32: BusyKey] = [:]
     /// Which records are the target's watched threads' (THREAD records of the current generation).
     private var attribution = RecordAttribution()
     /// Samples folded per distinct stack as they arrive (memory grows with stacks, not ticks).
-    private var folds = SampleFolds()
+    var folds = SampleFolds() // internal: CaptureCollector+Forgetting.swift
     /// The buffer every sample is unwound into (one allocation, not one per sample).
     private var scratch: [UInt64]
     /// CPU readings, lock owners and their samples (CaptureCollector+ThreadStates.swift).

@@ -49,4 +49,18 @@ package struct SampleFolds {
         entries[key] = nil
         latest[key] = nil
     }
+
+    /// After the stack table was renumbered: each period's shapes are made
+    /// again from its entries (every entry is one shape), so later ticks of a
+    /// stack still fold into the entry they went to before.
+    package mutating func rebuild(from samples: [BusyKey: [CapturedSample]]) {
+        for key in entries.keys {
+            var shapes: [Shape: Int] = [:]
+            for (at, sample) in (samples[key] ?? []).enumerated() {
+                shapes[Shape(stack: sample.stack, source: sample.source.rawValue, call: sample.call,
+                             truncated: sample.truncated)] = at
+            }
+            entries[key] = shapes
+        }
+    }
 }

@@ -23,4 +23,16 @@ public struct StackTable: Sendable {
         ids[pcs] = id
         return id
     }
+
+    /// Keeps only the stacks in `used`, renumbered from 0 in their old order;
+    /// returns old id → new id for the callers to renumber their samples.
+    package mutating func retain(_ used: Set<Int32>) -> [Int32: Int32] {
+        var kept = StackTable()
+        var renumbered: [Int32: Int32] = [:]
+        for (old, pcs) in stacks.enumerated() where used.contains(Int32(old)) {
+            renumbered[Int32(old)] = kept.intern(pcs)
+        }
+        self = kept
+        return renumbered
+    }
 }

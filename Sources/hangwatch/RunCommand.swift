@@ -57,17 +57,18 @@ enum RunCommand {
         environment["LD_PRELOAD"] = AgentLocator.programPreload(agent: agent,
                                                                 environment: ProcessInfo.processInfo.environment)
 
+        let programSignalMask = SignalForwarding.install()
+        let startNs = SystemClock.monotonicNs()
         // Opened before the program starts: a path that cannot be written is said at once.
-        let events: EventFile?
+        let events: RotatingEventLog?
         do {
-            events = try options.eventsPath.map { path throws(EventFileError) in try EventFile(path: path) }
+            events = try options.eventsPath.map { path throws(EventFileError) in
+                try RotatingEventLog(path: path, rotation: options.rotation, nowNs: startNs)
+            }
         } catch {
             writeStderr("hangwatch: \(error)")
             return ExitCode.cannotCreate
         }
-
-        let programSignalMask = SignalForwarding.install()
-        let startNs = SystemClock.monotonicNs()
         let startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         let pid: pid_t
         do {
@@ -89,18 +90,25 @@ enum RunCommand {
                       process: ProcessInfoRecord(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
                       processStartNs: startNs, collector: collector))
-        func tell(_ told: [HangEvent]) {
-            for event in told { events?.append(event) }
+        live?.remembersClosed = options.rotation != nil
+        func tell(_ told: [HangEvent], live: LiveHangs, nowNs: UInt64) {
+            events?.append(told, live: live, collector: collector, nowNs: nowNs)
             exporter?.export(told)
         }
         let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) {
             collector.drain(log, writerGone: false)
-            if let live { tell(live.events(from: collector, nowNs: SystemClock.monotonicNs())) }
+            if let live {
+                let now = SystemClock.monotonicNs()
+                tell(live.events(from: collector, nowNs: now), live: live, nowNs: now)
+            }
         }
         collector.stopWatchingModules() // reaped: the pid is free for reuse
         let endNs = SystemClock.monotonicNs()
         collector.drain(log, writerGone: true)
-        if let live { tell(live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs)) }
+        if let live {
+            tell(live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs), live: live, nowNs: endNs)
+            events?.close(live: live, collector: collector, nowNs: endNs)
+        }
         collector.finish()
 
         var notes: [String] = []
@@ -115,6 +123,7 @@ enum RunCommand {
         if let events, events.failedWrites > 0 {
             notes.append("\(events.failedWrites) hang events could not be written to \(options.eventsPath ?? "the event file")")
         }
+        if let events, let note = events.reportNote { notes.append(note) }
         var facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)

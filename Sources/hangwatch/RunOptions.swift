@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchRender
 import Glibc
@@ -9,6 +10,8 @@ struct RunOptions {
     var output: String?
     /// `--events FILE.jsonl`: append each hang there as it happens.
     var eventsPath: String?
+    /// `--rotate SIZE|INTERVAL` and `--keep N`: rotate the event file.
+    var rotation: RotationPolicy?
     /// `--otlp-endpoint http://HOST:PORT`: send each hang as an OTLP log record.
     var otlpEndpoint: String?
     var format: ReportFormat = .text
@@ -26,6 +29,8 @@ struct RunOptions {
             options.capture.sampler = sampler
         }
         var i = 0
+        var rotate: String?
+        var keep: Int?
         func value(_ flag: String) throws(ParseError) -> String {
             i += 1
             guard i < args.count else { throw .message("option \(flag) needs a value") }
@@ -73,6 +78,11 @@ struct RunOptions {
                 let path = try next()
                 guard !path.isEmpty else { throw .message("--events needs a file path") }
                 options.eventsPath = path
+            case "--rotate": rotate = try next()
+            case "--keep":
+                let text = try next()
+                guard let n = Int(text) else { throw .message("invalid value '\(text)' for --keep (expected a whole number)") }
+                keep = n
             case "--otlp-endpoint":
                 let url = try next()
                 guard HTTPPost.Endpoint(url, defaultPath: "/v1/logs") != nil else {
@@ -103,6 +113,16 @@ struct RunOptions {
         }
         if options.showHelp { return options }
         if options.program.isEmpty { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
+        if let rotate {
+            guard options.eventsPath != nil else { throw .message("--rotate rotates the --events file: give --events FILE.jsonl too") }
+            do {
+                options.rotation = try RotationPolicy.parse(rotate, keep: keep ?? RotationPolicy.defaultKeep)
+            } catch {
+                throw .message(error.description)
+            }
+        } else if keep != nil {
+            throw .message("--keep needs --rotate")
+        }
         if options.capture.reportMs < options.capture.hangMs {
             throw .message("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
         }

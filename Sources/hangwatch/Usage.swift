@@ -55,6 +55,15 @@ enum Usage {
                          ends, and one when a running hang reaches --report-ms; each line
                          is one write, so a crash never tears a line in the middle.
                          'hangwatch report FILE' reads the stream as a report
+      --rotate SIZE|INTERVAL
+                         with --events: close FILE before a line would take it past
+                         SIZE (4K and up: 512K, 10M, 1G) or once it is INTERVAL old
+                         (1s and up: 30s, 10m, 1h, 1d); a unit is required. Each file
+                         ends with a summary line (hangs, s/hour, hitch ratio) and
+                         moves to FILE.1.EXT, older ones up by one. Hangs written out
+                         leave hangwatch's memory, and the report at exit covers the
+                         interval since the last rotation
+      --keep N           closed files kept besides FILE (default 5)
       --otlp-endpoint URL
                          send each hang as an OpenTelemetry log record (OTLP/HTTP,
                          protobuf) to URL, e.g. http://127.0.0.1:4318, when it ends

@@ -111,4 +111,53 @@ import Testing
         #expect(samples.map { run.stacks[$0.stack].first } == [0x1000, 0x2000])
         #expect(run.stacks.count == 2)
     }
+
+    /// A service that hangs forever in ever new places: forgetting the hangs a
+    /// rotated file holds, and the stacks only they used, keeps the
+    /// collector's size at what is still open, while a hang open across the
+    /// compaction keeps folding its ticks into the entries it had.
+    @Test func forgettingToldHangsKeepsTheCollectorBounded() throws {
+        let log = try SampleLog(anonymousCapacity: 4 << 20)
+        let collector = CaptureCollector()
+        Self.session(log, generation: 1)
+        Self.thread(log, tid: 100)
+        Self.thread(log, tid: 200)
+        // Thread 200: one hang that stays open through every rotation.
+        Self.busy(log, HW_REC_HANG_START, tid: 200, seq: 1, start: 10)
+        Self.sample(log, tid: 200, seq: 1, generation: 1, pc: 0xAAA0, time: 20)
+        var seq: UInt64 = 0
+        var sizes: [Int] = []
+        for round in 0..<20 {
+            // 50 hangs on thread 100, each in a stack never seen before.
+            var told: [BusyKey] = []
+            for _ in 0..<50 {
+                seq += 1
+                let t = seq * 1_000
+                Self.busy(log, HW_REC_HANG_START, tid: 100, seq: seq, start: t)
+                Self.sample(log, tid: 100, seq: seq, generation: 1, pc: 0x100_000 + seq * 16, time: t + 1)
+                Self.sample(log, tid: 100, seq: seq, generation: 1, pc: 0x100_000 + seq * 16, time: t + 2)
+                Self.busy(log, HW_REC_BUSY_END, tid: 100, seq: seq, start: t, end: t + 500)
+                told.append(BusyKey(tid: 100, seq: seq, generation: 1))
+            }
+            // The open hang sees its first stack again, and one new stack per round.
+            Self.sample(log, tid: 200, seq: 1, generation: 1, pc: 0xAAA0, time: seq * 1_000 + 600)
+            Self.sample(log, tid: 200, seq: 1, generation: 1, pc: 0xB000 + UInt64(round) * 16, time: seq * 1_000 + 700)
+            collector.drain(log, writerGone: false)
+            #expect(collector.run.busyPeriods.count == 51)
+            collector.forget(told)
+            collector.compactStacks()
+            sizes.append(collector.run.stacks.count)
+        }
+        let run = collector.run
+        #expect(run.busyPeriods.count == 1, "only the open hang is left")
+        #expect(run.samples.count == 1)
+        // 1,000 distinct stacks were seen; only the open hang's 21 remain.
+        #expect(sizes.last == 21, "\(sizes)")
+        let open = try #require(run.samples[BusyKey(tid: 200, seq: 1, generation: 1)])
+        let expectedPcs: [UInt64] = [0xAAA0] + (0..<20).map { (r: Int) -> UInt64 in 0xB000 + UInt64(r) * 16 }
+        let pcs: [UInt64] = open.compactMap { run.stacks[$0.stack].first }
+        #expect(pcs == expectedPcs)
+        #expect(open.first?.weight == 21, "every round's tick of the first stack folded into its entry")
+        #expect(open.reduce(0) { $0 + $1.weight } == 41)
+    }
 }

@@ -74,4 +74,34 @@ import Testing
         future = future.replacingOccurrences(of: "\"schemaVersion\":1", with: "\"schemaVersion\":9")
         #expect(throws: ReportFileError.self) { try HangEventLines.decode(Data(future.utf8)) }
     }
+
+    /// A rotated file's closing line reads back whole, and a file holding only
+    /// a summary (an interval without hangs) still reads as a report.
+    @Test func anIntervalSummaryReadsBackAndAloneMakesAReport() throws {
+        let process = event(.ended, id: 1, startMs: 0, durationMs: 100).process
+        let frames = FrameStats(name: "render", deadlineMs: 16.7, frameCount: 3600, hitchCount: 12, missedFrames: 15,
+                                hitchMs: 240, hitchRatioMsPerS: 4, band: "good", p50Ms: 8, p95Ms: 14, p99Ms: 30,
+                                maxMs: 90, histogram: [])
+        let interval = IntervalSummary(startUnixNs: 1_800_000_000_000_000_000, endUnixNs: 1_800_000_060_000_000_000,
+                                       closedBy: .interval, process: process, thresholds: Thresholds(),
+                                       summary: Summary(hangCount: 3, reportedHangCount: 1, totalHangMs: 720,
+                                                        longestHangMs: 400),
+                                       frameLoops: [frames])
+        #expect(interval.seconds == 60)
+        #expect(abs(interval.hangRateSecondsPerHour - 43.2) < 1e-9, "0.72 s in a minute is 43.2 s/hour")
+        let line = try HangEventLines.encode(interval)
+        #expect(line.last == 0x0A && !line.dropLast().contains(0x0A))
+        let alone = try HangEventLines.decode(line)
+        #expect(alone.summaries == [interval])
+        #expect(alone.events.isEmpty)
+        let report = Report(events: alone)
+        #expect(report.hangs.isEmpty)
+        #expect(report.process.pid == process.pid)
+        #expect(report.notes.contains { $0.contains("3 hangs, 720.0 ms in all, 43.2 s/hour") && $0.contains("render: 3600 frames, 12 hitches") },
+                "\(report.notes)")
+        // Beside hang lines, in any order, it is read too.
+        let mixed = try stream([event(.ended, id: 1, startMs: 10, durationMs: 200)]) + line
+        let both = try HangEventLines.decode(mixed)
+        #expect(both.events.count == 1 && both.summaries.count == 1 && both.unreadableLines == 0)
+    }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Glibc
 import HangWatchModel
 
@@ -24,7 +25,11 @@ package final class EventFile {
         self.fd = fd
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
+        initialSize = Int(info.st_size)
     }
+
+    /// The file's size when it was opened (it is appended to, never truncated).
+    package let initialSize: Int
 
     deinit { if isOurs { close(fd) } }
 
@@ -34,10 +39,19 @@ package final class EventFile {
         return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
-    /// Writes one event as one line. A short write (disk full) is ended with
-    /// a newline, so the torn line stays alone and the next one reads.
+    /// Writes one event as one line (see `append(line:)`).
     package func append(_ event: HangEvent) {
-        guard isOurs, let line = try? HangEventLines.encode(event) else {
+        guard let line = try? HangEventLines.encode(event) else {
+            failedWrites += 1
+            return
+        }
+        append(line: line)
+    }
+
+    /// Writes one encoded line. A short write (disk full) is ended with a
+    /// newline, so the torn line stays alone and the next one reads.
+    package func append(line: Data) {
+        guard isOurs else {
             failedWrites += 1
             return
         }

@@ -18,7 +18,8 @@ package final class LiveHangs {
     package let settleNs: UInt64
 
     private let builder: ReportBuilder
-    private let process: ProcessInfoRecord
+    /// The watched program, as the events name it.
+    package let process: ProcessInfoRecord
     private let processStartNs: UInt64
     private let symbolicator = Symbolicator()
     private var modulesAdded = 0
@@ -30,6 +31,13 @@ package final class LiveHangs {
     /// by the number of threads, not by uptime.
     private var endedUpTo: [SlotKey: UInt64] = [:]
     private var nextId = 1
+    /// With `remembersClosed` (a rotating stream, which later drops what it
+    /// wrote out): the keys of the ended events made so far, in the order made,
+    /// and the keys of periods that closed without an event (shorter than the
+    /// hang threshold, or ended by their thread's exit).
+    package var remembersClosed = false
+    private var endedKeys: [BusyKey] = []
+    private var closedSilently: [BusyKey] = []
 
     private struct SlotKey: Hashable {
         var tid: Int32
@@ -77,6 +85,9 @@ package final class LiveHangs {
                 guard final || nowNs >= end &+ settleNs else { continue }
                 if let hang = hang(key, period, nowNs: end, run: run, stacks: stacks) {
                     events.append(event(.ended, hang))
+                    if remembersClosed { endedKeys.append(key) }
+                } else if remembersClosed {
+                    closedSilently.append(key)
                 }
                 open[key] = nil
                 toldInProgress.remove(key)
@@ -108,6 +119,29 @@ package final class LiveHangs {
         return events
     }
 
+    /// The keys of the first `endedEvents` ended events not taken yet, and
+    /// of every period that closed without an event: all are over and written
+    /// out, so the collector may forget them (see `remembersClosed`).
+    package func takeClosed(endedEvents: Int) -> [BusyKey] {
+        let n = min(endedEvents, endedKeys.count)
+        defer {
+            endedKeys.removeFirst(n)
+            closedSilently.removeAll(keepingCapacity: true)
+        }
+        return Array(endedKeys.prefix(n)) + closedSilently
+    }
+
+    /// The thresholds in force, as events carry them.
+    package var thresholds: Thresholds {
+        Thresholds(hangMs: builder.config.hangMs, reportMs: builder.config.reportMs,
+                   sampleHz: builder.config.sampleHz, frameMs: builder.config.frameMs)
+    }
+
+    /// Frame statistics of the frames the collector holds, per loop, as the report computes them.
+    package func frameStats(of collector: CaptureCollector) -> [FrameStats] {
+        builder.frameStats(run: collector.run)
+    }
+
     /// The hangs not yet told as ended, oldest first.
     private func openPeriods(in run: CapturedRun) -> [(BusyKey, BusyPeriod)] {
         open.keys.compactMap { key in run.busyPeriods[key].map { (key, $0) } }
@@ -127,9 +161,7 @@ package final class LiveHangs {
     private func event(_ phase: HangEvent.Phase, _ hang: Hang) -> HangEvent {
         var process = process
         process.wallMs = hang.startMs + hang.durationMs
-        return HangEvent(phase: phase, timeUnixNs: SystemClock.unixNs(), process: process,
-                         thresholds: Thresholds(hangMs: builder.config.hangMs, reportMs: builder.config.reportMs,
-                                                sampleHz: builder.config.sampleHz, frameMs: builder.config.frameMs),
+        return HangEvent(phase: phase, timeUnixNs: SystemClock.unixNs(), process: process, thresholds: thresholds,
                          hang: hang)
     }
 }

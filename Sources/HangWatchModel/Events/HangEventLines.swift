@@ -10,6 +10,8 @@ public enum HangEventLines {
     public static let schema = "hangwatch-event"
     /// The version this build writes and reads.
     public static let schemaVersion = 1
+    /// The `event` field of an interval summary line (`IntervalSummary`).
+    public static let summaryEvent = "summary"
 
     /// One event as one line: compact JSON with sorted keys, ending in "\n".
     /// Call trees are cut at `JSONReport.maxTreeDepth`, as in report files.
@@ -21,19 +23,40 @@ public enum HangEventLines {
         return line
     }
 
-    /// What a stream file held: its events in file order, and how many lines
-    /// could not be read (a torn last line after a crash, or damage).
+    /// An interval summary as one line, like `encode(_:)` (written as the last
+    /// line of each file of a rotating stream).
+    public static func encode(_ interval: IntervalSummary) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var line = try encoder.encode(IntervalSummaryJSON(interval: interval))
+        line.append(0x0A)
+        return line
+    }
+
+    /// What a stream file held: its events and interval summaries in file
+    /// order, and how many lines could not be read (a torn last line after a
+    /// crash, or damage).
     public struct Contents: Sendable {
         /// Every readable event, in the order written.
         public var events: [HangEvent]
+        /// Every interval summary, in the order written (one per file of a rotating stream).
+        public var summaries: [IntervalSummary] = []
         /// Lines that were not a readable event.
         public var unreadableLines: Int
+
+        /// Contents with the given events, summaries and unreadable-line count.
+        public init(events: [HangEvent], summaries: [IntervalSummary] = [], unreadableLines: Int) {
+            self.events = events
+            self.summaries = summaries
+            self.unreadableLines = unreadableLines
+        }
     }
 
     /// Reads every line; unreadable ones are counted, not fatal. Throws
-    /// `ReportFileError` only when no line at all is an event.
+    /// `ReportFileError` only when no line at all is an event or a summary.
     public static func decode(_ data: Data) throws -> Contents {
         var events: [HangEvent] = []
+        var summaries: [IntervalSummary] = []
         var unreadable = 0
         var firstError: Error?
         for line in data.split(separator: 0x0A, omittingEmptySubsequences: true) {
@@ -43,18 +66,21 @@ public enum HangEventLines {
                 if JSONNesting.maxDepth(of: bytes, limit: JSONReport.maxNesting) > JSONReport.maxNesting {
                     throw ReportFileError.tooDeeplyNested(limit: JSONReport.maxNesting)
                 }
-                events.append(try JSONDecoder().decode(EventFileJSON.self, from: Data(bytes)).event)
+                switch try JSONDecoder().decode(StreamLineJSON.self, from: Data(bytes)) {
+                case let .event(event): events.append(event)
+                case let .summary(interval): summaries.append(interval)
+                }
             } catch {
                 unreadable += 1
                 if firstError == nil { firstError = error }
             }
         }
-        if events.isEmpty {
+        if events.isEmpty && summaries.isEmpty {
             if let error = firstError as? ReportFileError { throw error }
             if let error = firstError as? DecodingError { throw ReportFileError(error) }
             throw ReportFileError.malformedJSON(detail: "no hang event in the file")
         }
-        return Contents(events: events, unreadableLines: unreadable)
+        return Contents(events: events, summaries: summaries, unreadableLines: unreadable)
     }
 
     /// Whether `data` looks like an event stream rather than a report: its
@@ -83,8 +109,11 @@ struct EventJSON: Encodable {
     }
 }
 
-struct EventFileJSON: Decodable {
-    var event: HangEvent
+/// One line of a stream: a hang event or an interval summary.
+enum StreamLineJSON: Decodable {
+    case event(HangEvent)
+    case summary(IntervalSummary)
+
     init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: JSONKey.self)
         guard try c.decode(String.self, forKey: "schema") == HangEventLines.schema else {
@@ -94,6 +123,19 @@ struct EventFileJSON: Decodable {
         guard version == HangEventLines.schemaVersion else {
             throw ReportFileError.unsupportedSchemaVersion(found: version, supported: HangEventLines.schemaVersion)
         }
+        if try c.decode(String.self, forKey: "event") == HangEventLines.summaryEvent {
+            self = .summary(try IntervalSummaryFileJSON(from: decoder).interval)
+        } else {
+            self = .event(try EventFileJSON(from: decoder).event)
+        }
+    }
+}
+
+/// A hang event line (its schema and version already checked by `StreamLineJSON`).
+struct EventFileJSON: Decodable {
+    var event: HangEvent
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: JSONKey.self)
         let name = try c.decode(String.self, forKey: "event")
         guard let phase = HangEvent.Phase(rawValue: name) else {
             throw ReportFileError.malformedJSON(detail: "unknown event '\(name)'")

@@ -21,15 +21,17 @@ extension Report {
         var hangs = kept.map(\.hang).sorted { ($0.startMs, $0.id) < ($1.startMs, $1.id) }
         for i in hangs.indices { hangs[i].id = i + 1 }
 
-        // `events` is never empty: HangEventLines.decode throws first.
-        let first = events.first
-        var process = first?.process ?? ProcessInfoRecord(pid: 0, executable: "", arguments: [], exitCode: nil,
-                                                          signal: nil, wallMs: 0)
-        if let start = process.startTimeUnixNs, let last = events.map(\.timeUnixNs).max() {
+        // HangEventLines.decode throws before both events and summaries are empty.
+        let intervals = contents.summaries
+        var process = events.first?.process ?? intervals.first?.process
+            ?? ProcessInfoRecord(pid: 0, executable: "", arguments: [], exitCode: nil, signal: nil, wallMs: 0)
+        if let start = process.startTimeUnixNs,
+           let last = (events.map(\.timeUnixNs) + intervals.map(\.endUnixNs)).max() {
             process.wallMs = Double(max(0, last - start)) / 1e6
         }
         var notes = ["rebuilt from \(events.count) hang events; the process's exit, frame loops and launch are not "
                      + "in an event stream, and its time ends at the last event"]
+        notes += intervals.map(Self.describe)
         let stillRunning = hangs.filter(\.inProgress).count
         if stillRunning > 0 {
             notes.append("\(stillRunning) hang\(stillRunning == 1 ? " was" : "s were") still in progress at the last "
@@ -44,8 +46,22 @@ extension Report {
             notes.append("\(contents.unreadableLines) line\(contents.unreadableLines == 1 ? " was" : "s were") "
                          + "not a readable event and skipped (a torn last line after a crash, or damage)")
         }
-        self.init(process: process, thresholds: first?.thresholds ?? Thresholds(), summary: Summary(hangs: hangs),
+        self.init(process: process, thresholds: events.first?.thresholds ?? intervals.first?.thresholds ?? Thresholds(),
+                  summary: Summary(hangs: hangs),
                   hangs: hangs, frames: nil, frameLoops: [], launch: nil, notes: notes)
+    }
+
+    /// One line per file of a rotating stream: its interval and what it held.
+    private static func describe(_ interval: IntervalSummary) -> String {
+        let s = interval.summary
+        var text = "interval of \(NumberFormat.fixed(interval.seconds, 1)) s (file closed by \(interval.closedBy.rawValue)): "
+            + "\(s.hangCount) hang\(s.hangCount == 1 ? "" : "s"), \(NumberFormat.fixed(s.totalHangMs, 1)) ms in all, "
+            + "\(NumberFormat.fixed(interval.hangRateSecondsPerHour, 1)) s/hour"
+        for loop in interval.frameLoops {
+            text += "; \(loop.name.isEmpty ? "frames" : loop.name): \(loop.frameCount) frames, "
+                + "\(loop.hitchCount) hitches, hitch ratio \(NumberFormat.fixed(loop.hitchRatioMsPerS, 1)) ms/s"
+        }
+        return text
     }
 
     private struct HangKey: Hashable {

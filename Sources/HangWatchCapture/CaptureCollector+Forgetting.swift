@@ -1,0 +1,64 @@
+// A collector that runs for weeks: what a rotating event stream has already
+// written out is dropped, so the reader's memory follows what is still open,
+// not the uptime.
+
+extension CaptureCollector {
+    /// Drops busy periods that are over and told: their period, samples,
+    /// thread states and fold bookkeeping. A late record of one of them is
+    /// kept only until its slot moves on, like any busy period never
+    /// announced as a hang.
+    package func forget(_ keys: [BusyKey]) {
+        let reader = threadStateReader
+        for key in keys {
+            run.busyPeriods[key] = nil
+            run.samples[key] = nil
+            folds.forget(key)
+            hangSeqs.remove(key)
+            run.threadStates.cpu[key] = nil
+            run.threadStates.locks[key] = nil
+            run.threadStates.ownerSamples[key] = nil
+            run.threadStates.ranDuring[key] = nil
+            reader.ownerShapes[key] = nil
+            reader.latestOwnerEntry[key] = nil
+            reader.slotOfSeq[BusyKey(tid: 0, seq: key.seq, generation: key.generation)] = nil
+        }
+    }
+
+    /// Drops the frames read so far (they were summarized).
+    package func forgetFrames() {
+        run.frames.removeAll()
+    }
+
+    /// Drops the stacks no kept sample refers to, and renumbers the rest
+    /// (samples, their fold shapes and the lock owners' shapes with them).
+    package func compactStacks() {
+        var used = Set<Int32>()
+        for samples in run.samples.values { for s in samples { used.insert(s.stack) } }
+        for owners in run.threadStates.ownerSamples.values {
+            for samples in owners.values { for s in samples { used.insert(s.stack) } }
+        }
+        guard used.count < run.stacks.count else { return }
+        let renumbered = run.stacks.retain(used)
+        func renumber(_ samples: [CapturedSample]) -> [CapturedSample] {
+            samples.map { s in
+                var s = s
+                s.stack = renumbered[s.stack] ?? s.stack
+                return s
+            }
+        }
+        run.samples = run.samples.mapValues(renumber)
+        run.threadStates.ownerSamples = run.threadStates.ownerSamples.mapValues { $0.mapValues(renumber) }
+        let reader = threadStateReader
+        for (key, owners) in run.threadStates.ownerSamples {
+            for (owner, samples) in owners {
+                var shapes: [ThreadStateReader.OwnerShape: Int] = [:]
+                for (at, s) in samples.enumerated() {
+                    shapes[ThreadStateReader.OwnerShape(stack: s.stack, source: s.source.rawValue, call: s.call,
+                                                        truncated: s.truncated)] = at
+                }
+                reader.ownerShapes[key, default: [:]][owner] = shapes
+            }
+        }
+        folds.rebuild(from: run.samples)
+    }
+}

@@ -1,0 +1,168 @@
+import Foundation
+import HangWatch
+import HangWatchTestSupport
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+extension Integration {
+    /// Issue 13: a rotating event stream (`--rotate`, `--keep`) whose files
+    /// each end with their interval's summary, and whose summaries add up.
+    @Suite struct EventRotation {
+        /// One file of a stream: its size, hang events and summary lines.
+        private struct StreamFile {
+            var path: String
+            var size: Int
+            var events: [HangEvent]
+            var summaries: [IntervalSummary]
+            var lastLineIsSummary: Bool
+        }
+
+        /// `base` and its rotated siblings (`NAME.k.EXT`), newest first: the current file, then .1, .2, ...
+        private func files(_ base: String) throws -> [StreamFile] {
+            var paths = [base]
+            var k = 1
+            while FileManager.default.fileExists(atPath: RotatingName.name(base, k)) {
+                paths.append(RotatingName.name(base, k))
+                k += 1
+            }
+            return try paths.map { path in
+                let data = try #require(FileManager.default.contents(atPath: path), "no file \(path)")
+                let contents = try HangEventLines.decode(data)
+                let last = data.split(separator: 0x0A).last.map { Data($0) } ?? Data()
+                return StreamFile(path: path, size: data.count, events: contents.events, summaries: contents.summaries,
+                                  lastLineIsSummary: String(decoding: last, as: UTF8.self).contains("\"event\":\"summary\""))
+            }
+        }
+
+        @Test func filesRotateAtTheSizeAskedAndTheirSummariesAddUp() throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("hangs.jsonl").path
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "10"],
+                                           hangwatchArgs: ["--events", stream, "--rotate", "16K", "--keep", "20"],
+                                           scratch: scratch)
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            let files = try files(stream)
+            // Ten requests of 160–420 ms, about 2.5 KB per reported hang: several files.
+            #expect(files.count >= 3, "\(files.map(\.size))")
+            for file in files {
+                #expect(file.size <= 16 * 1024, "\(file.path): \(file.size) bytes")
+                #expect(file.summaries.count == 1 && file.lastLineIsSummary, "\(file.path) must end with one summary")
+            }
+            let summaries = files.compactMap(\.summaries.first)
+            #expect(summaries.dropFirst().allSatisfy { $0.closedBy == .size })
+            #expect(summaries.first?.closedBy == .exit)
+
+            // The files' intervals follow each other without gap or overlap (oldest file last).
+            let oldestFirst = Array(summaries.reversed())
+            for (a, b) in zip(oldestFirst, oldestFirst.dropFirst()) { #expect(a.endUnixNs == b.startUnixNs) }
+
+            // Summaries add up: to the hang lines, to the program's own work, to the durations.
+            let ended = files.flatMap(\.events).filter { $0.phase == .ended }
+            let requests = run.measured
+            #expect(requests.count >= 9, "\(requests.map(\.name))")
+            #expect(summaries.reduce(0) { $0 + $1.summary.hangCount } == ended.count)
+            #expect(ended.count == requests.count, "\(ended.map(\.hang.durationMs)) vs \(requests.map(\.durationMs))")
+            #expect(summaries.reduce(0) { $0 + $1.summary.reportedHangCount } == ended.filter(\.hang.reported).count)
+            let summedMs = summaries.reduce(0) { $0 + $1.summary.totalHangMs }
+            #expect(abs(summedMs - ended.reduce(0) { $0 + $1.hang.durationMs }) < 0.01 * Double(summaries.count))
+            #expect(abs(summedMs - requests.reduce(0) { $0 + $1.durationMs }) < 5 * Double(requests.count))
+            // Each file's own summary counts its own hang lines.
+            for file in files {
+                #expect(file.summaries.first?.summary.hangCount == file.events.filter { $0.phase == .ended }.count,
+                        "\(file.path)")
+            }
+
+            // The report at exit covers the last interval, as the current file's summary does.
+            let current = try #require(summaries.first)
+            #expect(run.report.summary.hangCount == current.summary.hangCount)
+            #expect(abs(run.report.summary.totalHangMs - current.summary.totalHangMs) < 0.01 * Double(max(1, current.summary.hangCount)))
+            #expect(run.report.notes.contains { $0.contains("rotated \(files.count - 1) time") }, "\(run.report.notes)")
+
+            // A rotated file reads as a report, its interval in the notes.
+            let older = try ProcessRunner.run(TestPaths.hangwatch, ["report", files[1].path, "--format", "json"])
+            #expect(older.status == 0, "\(older.stderr)")
+            let rebuilt = try JSONReport.decode(Data(older.stdout.utf8))
+            #expect(rebuilt.summary.hangCount == files[1].summaries.first?.summary.hangCount)
+            #expect(rebuilt.notes.contains { $0.contains("file closed by size") }, "\(rebuilt.notes)")
+        }
+
+        @Test func keepDeletesTheOldestFilesAndIntervalsCloseOnTime() throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("hangs.jsonl").path
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "9"],
+                                           hangwatchArgs: ["--events", stream, "--rotate", "2s", "--keep", "2"],
+                                           scratch: scratch)
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            let files = try files(stream)
+            // About four rotations in 9 s, of which two closed files are kept.
+            #expect(files.count == 3, "\(files.map(\.path))")
+            #expect(!FileManager.default.fileExists(atPath: RotatingName.name(stream, 3)))
+            let summaries = files.compactMap(\.summaries.first)
+            for closed in summaries.dropFirst() {
+                #expect(closed.closedBy == .interval)
+                // Checked at every drain (10 ms apart): closed within a few drains of 2 s.
+                #expect(closed.seconds >= 2.0 && closed.seconds < 2.3, "\(closed.seconds) s")
+            }
+            // Newest first: the kept files hold later hangs than the older ones.
+            let firstIds = files.map { $0.events.first?.hang.id ?? .max }
+            #expect(firstIds[0] > firstIds[1] && firstIds[1] > firstIds[2], "\(firstIds)")
+            // The deleted files' hangs are the earliest ones: ids 1... are gone, the rest are all there.
+            let kept = Set(files.flatMap(\.events).filter { $0.phase == .ended }.map(\.hang.id))
+            let lastId = try #require(kept.max())
+            #expect(kept == Set((lastId - kept.count + 1)...lastId), "\(kept.sorted())")
+            #expect(kept.count < run.measured.count)
+        }
+
+        @Test func theLibraryRotatesAndSummarizesToo() throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("lib.jsonl").path
+            let reportPath = scratch.appendingPathComponent("library.json").path
+            let measurePath = scratch.appendingPathComponent("measure.txt").path
+            let result = try ProcessRunner.run(TestPaths.runLoopDemo,
+                                               ["--scenario", "service", "--seconds", "7", "--library", reportPath,
+                                                "--measure", measurePath],
+                                               environment: ["HANGWATCH_EVENTS": stream, "HANGWATCH_ROTATE": "3s",
+                                                             "HANGWATCH_KEEP": "5"], timeout: 60)
+            #expect(result.status == 0, "\(result.stderr)")
+            let files = try files(stream)
+            #expect(files.count >= 2, "\(files.map(\.path))")
+            for file in files { #expect(file.summaries.count == 1 && file.lastLineIsSummary, "\(file.path)") }
+            let summaries = files.compactMap(\.summaries.first)
+            let measured = MeasuredWork.parse(file: measurePath)
+            #expect(summaries.reduce(0) { $0 + $1.summary.hangCount } == measured.count)
+            let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: reportPath)))
+            #expect(report.summary.hangCount == summaries.first?.summary.hangCount)
+            #expect(report.notes.contains { $0.contains("event stream rotated") }, "\(report.notes)")
+        }
+
+        @Test(arguments: [
+            (["--rotate", "10"], "a unit is required"),
+            (["--rotate", "100"], "a unit is required"),
+            (["--rotate", "1K"], "at least 4K"),
+            (["--rotate", "0s"], "at least 1s"),
+            (["--keep", "3"], "--keep needs --rotate"),
+        ])
+        func badRotationsAreOneClearLine(args: [String], message: String) throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("h.jsonl").path
+            let eventsArgs = args.first == "--keep" ? [] : ["--events", stream]
+            let r = try ProcessRunner.run(TestPaths.hangwatch, ["run"] + eventsArgs + args + ["--", "/bin/true"])
+            #expect(r.status == 2)
+            let lines = r.stderr.split(separator: "\n")
+            #expect(lines.count == 1 && r.stderr.contains(message), "\(r.stderr)")
+            let noEvents = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--rotate", "1M", "--", "/bin/true"])
+            #expect(noEvents.status == 2 && noEvents.stderr.contains("--events"), "\(noEvents.stderr)")
+        }
+    }
+}
+
+/// The rotated file names, as `hangwatch` makes them (`hangs.jsonl` → `hangs.2.jsonl`).
+private enum RotatingName {
+    static func name(_ path: String, _ k: Int) -> String {
+        let url = URL(fileURLWithPath: path)
+        let ext = url.pathExtension
+        return ext.isEmpty ? "\(path).\(k)" : url.deletingPathExtension().path + ".\(k).\(ext)"
+    }
+}
