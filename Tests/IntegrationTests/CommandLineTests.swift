@@ -101,7 +101,9 @@ extension Integration {
             #expect(shell.stdout == "hello\n")
         }
 
-        /// Children (here a /bin/sh that sleeps) load the agent but stay unwatched.
+        /// A RunLoop program's posix_spawn'd child (a /bin/sh) leaves the parent's one hang as it
+        /// is. Children that run a loop of their own and hang, made every way (fork, fork+exec,
+        /// posix_spawn, vfork, _Fork, raw clone), are `HostSafety.childrenWithoutAtforkHandlers`.
         @Test func childProcessesAreNotWatched() throws {
             let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "fork"])
             #expect(run.result.status == 0)

@@ -57,14 +57,20 @@ extension Integration {
             #expect(lost.isEmpty && phantoms.isEmpty, "joins \(joins.map(\.durationMs)); \(Safety.describe(run.report))")
         }
 
-        // Item 14: children made by raw clone, _Fork and vfork never write into the parent's report.
-        @Test(arguments: ["clone", "_Fork", "vfork"])
+        // Item 14 (and issue 14's "children not watched"): children made by raw clone, _Fork,
+        // vfork, fork, fork+exec and posix_spawn each run a loop of their own with a 300 ms and
+        // a 150 ms hang; none of it reaches the parent's report, and each child still works.
+        @Test(arguments: ["clone", "_Fork", "vfork", "fork", "fork-exec", "posix_spawn"])
         func childrenWithoutAtforkHandlers(mode: String) throws {
             let program = try SafetyProgram.build("clone_children")
             let plain = try program.plain([mode])
             #expect(plain.result.lines == ["\(mode) child: exit 7"], "plain: \(plain.result)")
             let run = try program.watched([mode])
             expectSame(plain, run)
+            // The child's loop ran and was busy as it should, watched or not.
+            for name in ["child_busy_long", "child_busy_short"] {
+                #expect(run.work(name).count == 1, "\(name): \(run.work(name))")
+            }
             // vfork keeps the parent away from its loop while the child lives: that hang is the parent's own.
             // The child runs on the parent's memory and TLS; the agent's vfork wrapper keeps its waits off
             // the parent's slot, so the child's loop is not taken for the parent's.
