@@ -1,0 +1,82 @@
+import Foundation
+import HangWatchModel
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    /// Issue 14: each `run` option does what the README says, seen in the
+    /// report of a program with four loops and one known hang on each
+    /// (`Tests/safety/four_loops.c`: main 300 ms, net-1 200 ms, net-2 260 ms,
+    /// disk 180 ms, never overlapping).
+    @Suite(.serialized) struct OptionEffects {
+        /// Which work runs on which thread (the main thread carries the program's name).
+        static let threadOf = ["main_stall": "four_loops", "net1_stall": "net-1", "net2_stall": "net-2",
+                               "disk_stall": "disk"]
+        static let allWork = ["main_stall", "net1_stall", "net2_stall", "disk_stall"]
+
+        /// `--thread` picks the loops watched: none given means the main thread; `main` names
+        /// it; a glob matches several; repeated options add up; a loop not chosen is not seen.
+        @Test(arguments: [
+            ([], ["main_stall"]),
+            (["--thread", "net-1"], ["net1_stall"]),
+            (["--thread", "main", "--thread", "net-1"], ["main_stall", "net1_stall"]),
+            (["--thread", "net-*"], ["net1_stall", "net2_stall"]),
+            (["--thread", "net-2", "--thread", "disk"], ["net2_stall", "disk_stall"]),
+        ])
+        func threadChoosesTheWatchedLoops(args: [String], expected: [String]) throws {
+            let program = try SafetyProgram.build("four_loops", libraries: ["-lpthread"])
+            let run = try program.watched([], hangwatchArgs: args)
+            #expect(run.result.lines == ["done"], "\(run.result)")
+            let work = expected.flatMap { run.work($0) }
+            #expect(work.count == expected.count, "measured: \(run.measured)")
+            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 5,
+                                                thread: { Self.threadOf[$0.name] ?? "?" })
+            #expect(lost.isEmpty && phantoms.isEmpty,
+                    "\(args): lost \(lost.map(\.name)); \(Safety.describe(run.report))")
+        }
+
+        /// `--hang-ms` decides which busy periods are hangs, `--report-ms` which get a tree.
+        @Test(arguments: [
+            (100.0, 250.0),  // the defaults: all four are hangs, 300 and 260 are reported
+            (190.0, 270.0),  // 180 is no hang; only 300 is reported
+            (250.0, 250.0),  // only 300 and 260, both reported
+        ])
+        func hangAndReportThresholdsChooseHangsAndTrees(hangMs: Double, reportMs: Double) throws {
+            let program = try SafetyProgram.build("four_loops", libraries: ["-lpthread"])
+            let run = try program.watched([], hangwatchArgs: [
+                "--hang-ms", String(hangMs), "--report-ms", String(reportMs),
+                "--thread", "main", "--thread", "net-*", "--thread", "disk",
+            ])
+            let all = Self.allWork.flatMap { run.work($0) }
+            #expect(all.count == 4, "measured: \(run.measured)")
+            // Each piece of work is at least 10 ms from every threshold, so load cannot flip it.
+            let expected = all.filter { $0.durationMs >= hangMs }
+            let (lost, phantoms) = Safety.match(expected, in: run.report.hangs, toleranceMs: 5,
+                                                thread: { Self.threadOf[$0.name] ?? "?" })
+            #expect(lost.isEmpty && phantoms.isEmpty, "lost \(lost.map(\.name)); \(Safety.describe(run.report))")
+            #expect(run.report.thresholds.hangMs == hangMs && run.report.thresholds.reportMs == reportMs)
+            for hang in run.report.hangs {
+                #expect(hang.reported == (hang.durationMs >= reportMs), "\(hang.durationMs) ms")
+                #expect((hang.callTree != nil) == hang.reported)
+            }
+        }
+
+        /// `--sample-hz` sets how many samples a hang gets: about duration × rate, at 250 Hz
+        /// and at 1 kHz alike, while the hang's duration (from the heartbeat) does not change.
+        @Test(arguments: [250.0, 1000.0])
+        func sampleRateScalesTheSampleCount(hz: Double) throws {
+            let program = try SafetyProgram.build("four_loops", libraries: ["-lpthread"])
+            let run = try program.watched([], hangwatchArgs: ["--sample-hz", String(hz)])
+            let work = try #require(run.work("main_stall").first)
+            let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
+            #expect(run.report.hangs.count == 1 && abs(hang.durationMs - work.durationMs) <= 5,
+                    "\(work.durationMs) ms measured; \(Safety.describe(run.report))")
+            let expected = work.durationMs * hz / 1000
+            // Sampling starts once the busy period passes the hang threshold's arming point and
+            // the watchdog wakes at the rate's period; 15 % covers a loaded 2-core machine.
+            #expect(abs(Double(hang.sampleCount) - expected) <= 0.15 * expected,
+                    "\(hang.sampleCount) samples at \(hz) Hz for \(work.durationMs) ms (expected ~\(Int(expected)))")
+            #expect(run.report.thresholds.sampleHz == hz)
+        }
+    }
+}
