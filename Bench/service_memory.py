@@ -3,7 +3,7 @@
 reader memory whatever the uptime). See "Reader memory of a long-running
 service" in BENCHMARKS.md.
 
-    Bench/service_memory.py [SECONDS]        default 600
+    Bench/service_memory.py [SECONDS] [--varied]       default 600
 
 Runs RunLoopDemo's `service` scenario (one hang a second: three CPU-bound
 lengths and one blocked in usleep) under `hangwatch run --events` twice, side
@@ -14,7 +14,9 @@ by side in the same minutes:
 
 Every 5 s it reads VmRSS of both hangwatch processes from /proc; at the end it
 prints RSS at a few points in time, each run's peak (VmHWM, the report
-included), and the hangs each run saw. The two runs share the machine's two
+included), and the hangs each run saw. With --varied, each 300 ms hang walks
+random call paths eight calls deep, so nearly every sample is a stack never
+seen before: the case where keeping everything costs the most. The two runs share the machine's two
 cores, which slows the demo's hangs a little but not what the reader keeps.
 """
 import json
@@ -40,7 +42,9 @@ def status_kb(pid, field):
 
 
 def main():
-    seconds = int(sys.argv[1]) if len(sys.argv) > 1 else 600
+    args = [a for a in sys.argv[1:] if a != "--varied"]
+    varied = ["--varied"] if "--varied" in sys.argv[1:] else []
+    seconds = int(args[0]) if args else 600
     hangwatch = os.path.join(BUILD, "hangwatch")
     demo = os.path.join(BUILD, "RunLoopDemo")
     if not os.access(hangwatch, os.X_OK):
@@ -57,7 +61,7 @@ def main():
         procs[name] = subprocess.Popen(
             [hangwatch, "run", "--events", os.path.join(d, "hangs.jsonl"), *extra,
              "--format", "json", "-o", os.path.join(d, "report.json"), "--",
-             demo, "--scenario", "service", "--seconds", str(seconds)],
+             demo, "--scenario", "service", "--seconds", str(seconds), *varied],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     start = time.monotonic()
     series = {name: [] for name in runs}
@@ -78,7 +82,7 @@ def main():
         return points[-1] / 1024 if points else float("nan")
 
     marks = [m for m in (60, 120, 300, 600, 1200, 3600) if m <= seconds] or [seconds]
-    print(f"service demo, {seconds} s, one hang a second; hangwatch VmRSS (MB) at:")
+    print(f"service demo{' --varied' if varied else ''}, {seconds} s, one hang a second; hangwatch VmRSS (MB) at:")
     print("  %-9s " % "" + " ".join("%7s" % f"{m}s" for m in marks) + "   peak (VmHWM)")
     for name in runs:
         print("  %-9s " % name + " ".join("%7.1f" % at(name, m) for m in marks)

@@ -35,6 +35,7 @@ let usageText = """
       --library FILE   watch itself with the HangWatch library; JSON report to FILE at exit
       --on-hang FILE   (with --library) the onHang callback logs one line per hang to FILE
       --seconds N      (service) run for N seconds, one hang a second (default 10)
+      --varied         (service) every hang walks random call paths: a new stack nearly every sample
       --verbose        diagnostics on stderr
 
     """
@@ -55,6 +56,7 @@ func parseOptions(_ args: [String]) -> Options {
         case "--pid-file": options.pidPath = value(arg)
         case "--library": options.libraryReportPath = value(arg)
         case "--on-hang": options.onHangLog = value(arg)
+        case "--varied": variedStacks = true
         case "--seconds":
             let text = value(arg)
             guard let n = Double(text), n > 0, n <= 31 * 86400 else { usageExit("invalid --seconds '\(text)'") }

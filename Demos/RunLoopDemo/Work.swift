@@ -334,7 +334,8 @@ func serveEverySecond(until endNs: UInt64, request n: Int) {
         after(exitDelayMs) { finish() }
         return
     }
-    switch n % 4 {
+    switch variedStacks ? 4 : n % 4 {
+    case 4: runMeasured(Step("walkRoutes") { walkRoutes(seed: UInt64(n)) })
     case 0: runMeasured(Step("resizeImages") { resizeImages() })
     case 1: runMeasured(Step("buildIndex") { buildIndex() })
     case 2: runMeasured(Step("readSlowBackend") { readSlowBackend() })
@@ -366,3 +367,38 @@ func compressLogs() {
     let start = monotonicNs()
     consume(spinArithmetic(until: deadline(afterMs: 420, from: start), seed: start))
 }
+
+/// --varied (service): every request walks a different random path through
+/// four routing functions eight calls deep, about a millisecond per path, so
+/// nearly every sample has a stack never seen before (what a reader that keeps
+/// every stack would pile up).
+nonisolated(unsafe) var variedStacks = false
+
+@inline(never)
+func walkRoutes(seed: UInt64) {
+    let start = monotonicNs()
+    let end = deadline(afterMs: 300, from: start)
+    var rng = seed &* 0x9E37_79B9_7F4A_7C15 | 1
+    while monotonicNs() < end {
+        rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17
+        consume(route(depth: 8, path: rng))
+    }
+}
+
+@inline(never) func route(depth: Int, path: UInt64) -> UInt64 {
+    guard depth > 0 else {
+        let start = monotonicNs()
+        return spinArithmetic(until: deadline(afterMs: 1, from: start), seed: path)
+    }
+    switch path & 3 {
+    case 0: return routeA(depth: depth - 1, path: path >> 2) &+ 1
+    case 1: return routeB(depth: depth - 1, path: path >> 2) &+ 2
+    case 2: return routeC(depth: depth - 1, path: path >> 2) &+ 3
+    default: return routeD(depth: depth - 1, path: path >> 2) &+ 4
+    }
+}
+
+@inline(never) func routeA(depth: Int, path: UInt64) -> UInt64 { route(depth: depth, path: path) &* 3 }
+@inline(never) func routeB(depth: Int, path: UInt64) -> UInt64 { route(depth: depth, path: path) &* 5 }
+@inline(never) func routeC(depth: Int, path: UInt64) -> UInt64 { route(depth: depth, path: path) &* 7 }
+@inline(never) func routeD(depth: Int, path: UInt64) -> UInt64 { route(depth: depth, path: path) &* 11 }

@@ -8,7 +8,9 @@ import Glibc
 enum ExitReport {
     static func install() {
         atexit {
-            guard let watcher = HangWatcher.shared else { return }
+            // A forked child that calls exit() runs this hook on its copy of the
+            // watcher: the stream, its rotation and the report are the parent's.
+            guard let watcher = HangWatcher.shared, getpid() == watcher.ownerPid else { return }
             watcher.finishEvents()
             guard let path = watcher.configuration.reportPath else { return }
             do {

@@ -25,6 +25,8 @@ public final class HangWatcher: Sendable {
     let log: LogBox
     private let state: Mutex<ReaderState>
     private let startNs: UInt64
+    /// The process that started the watcher (a forked child has another pid).
+    let ownerPid = getpid()
     private let frameMonitors = Mutex<[FrameMonitor]>([])
     private let delivery: HangEventDelivery?
     private let exporter: OTLPExporter?
@@ -143,7 +145,7 @@ public final class HangWatcher: Sendable {
             let now = ProcessClock.monotonicNs()
             let events = final ? live.finalEvents(from: s.collector, endNs: now)
                                : live.events(from: s.collector, nowNs: now)
-            s.eventFile?.append(events, live: live, collector: s.collector, nowNs: now)
+            s.eventFile?.append(events, live: live, collector: s.collector, nowNs: now, final: final)
             if final { s.eventFile?.close(live: live, collector: s.collector, nowNs: now) }
             return events
         }

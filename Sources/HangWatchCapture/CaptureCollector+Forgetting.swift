@@ -2,6 +2,8 @@
 // written out is dropped, so the reader's memory follows what is still open,
 // not the uptime.
 
+import CHangWatchEngine
+
 extension CaptureCollector {
     /// Drops busy periods that are over and told: their period, samples,
     /// thread states and fold bookkeeping. A late record of one of them is
@@ -10,6 +12,8 @@ extension CaptureCollector {
     package func forget(_ keys: [BusyKey]) {
         let reader = threadStateReader
         for key in keys {
+            let slot = SlotGeneration(tid: key.tid, generation: key.generation)
+            forgottenUpTo[slot] = max(forgottenUpTo[slot] ?? 0, key.seq)
             run.busyPeriods[key] = nil
             run.samples[key] = nil
             folds.forget(key)
@@ -61,4 +65,36 @@ extension CaptureCollector {
         }
         folds.rebuild(from: run.samples)
     }
+}
+
+extension CaptureCollector {
+    /// Whether `record` belongs to a busy period already forgotten: a hang's
+    /// start, end or sample that the log gave up late (its writer was
+    /// preempted), after the rotation that wrote the hang out.
+    func isForgotten(_ record: UnsafePointer<hw_rec_header>) -> Bool {
+        guard !forgottenUpTo.isEmpty else { return false }
+        let raw = UnsafeRawPointer(record)
+        let tid: Int32, seq: UInt64
+        switch Int(hw_rec_kind(record)) {
+        case Int(HW_REC_HANG_START.rawValue), Int(HW_REC_BUSY_END.rawValue):
+            let b = raw.assumingMemoryBound(to: hw_rec_busy.self).pointee
+            (tid, seq) = (b.tid, b.busy_seq)
+        case Int(HW_REC_SAMPLE.rawValue):
+            let s = raw.assumingMemoryBound(to: hw_rec_sample.self).pointee
+            (tid, seq) = (s.tid, s.busy_seq)
+        case Int(HW_REC_REPEAT.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_repeat.self).pointee
+            (tid, seq) = (r.tid, r.busy_seq)
+        default:
+            return false
+        }
+        guard let upTo = forgottenUpTo[SlotGeneration(tid: tid, generation: currentGeneration)] else { return false }
+        return seq <= upTo
+    }
+}
+
+/// A thread slot within one process image.
+struct SlotGeneration: Hashable {
+    var tid: Int32
+    var generation: UInt32
 }

@@ -15,6 +15,12 @@ package final class CaptureCollector {
     private var attribution = RecordAttribution()
     /// Samples folded per distinct stack as they arrive (memory grows with stacks, not ticks).
     var folds = SampleFolds() // internal: CaptureCollector+Forgetting.swift
+    /// Per slot and image, the latest busy period forgotten (CaptureCollector+Forgetting.swift):
+    /// a record of it that comes late is dropped, so it cannot come back as a phantom.
+    var forgottenUpTo: [SlotGeneration: UInt64] = [:]
+    /// Notes already kept: a note repeated per hang is kept once, and at most `maxNotes` are.
+    private var noteSet: Set<CaptureNote> = []
+    static let maxNotes = 1024
     /// The buffer every sample is unwound into (one allocation, not one per sample).
     private var scratch: [UInt64]
     /// CPU readings, lock owners and their samples (CaptureCollector+ThreadStates.swift).
@@ -51,6 +57,7 @@ package final class CaptureCollector {
             run.unattributedRecords += 1
             return
         }
+        if isForgotten(record) { return }
         consumeThreadState(record)
         switch Int(hw_rec_kind(record)) {
         case Int(HW_REC_MODULE.rawValue):
@@ -83,7 +90,8 @@ package final class CaptureCollector {
             if tracksUpdates { updatedPeriods.append(key) }
         case Int(HW_REC_NOTE.rawValue):
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
-            run.notes.append(CaptureNote(tid: n.tid, code: n.code, value: n.value))
+            let note = CaptureNote(tid: n.tid, code: n.code, value: n.value)
+            if noteSet.count < Self.maxNotes, noteSet.insert(note).inserted { run.notes.append(note) }
         case Int(HW_REC_FRAMES.rawValue):
             let f = raw.assumingMemoryBound(to: hw_rec_frames.self).pointee
             let count = Int(min(f.count, UInt32(HW_FRAME_BATCH)))
@@ -174,7 +182,11 @@ package final class CaptureCollector {
 
     /// The busy period `seq` of slot `tid` in the current generation.
     private func busyKey(_ tid: Int32, _ seq: UInt64) -> BusyKey {
-        BusyKey(tid: tid, seq: seq, generation: attribution.generation ?? 0)
+        BusyKey(tid: tid, seq: seq, generation: currentGeneration)
+    }
+
+    /// The image whose records are being read (0 before the first SESSION).
+    var currentGeneration: UInt32 { attribution.generation ?? 0
     }
 
     /// The busy periods that started or ended since the last call (with

@@ -110,7 +110,7 @@ public struct CapturedSample: Sendable, Equatable {
     }
 }
 
-public struct CaptureNote: Sendable, Equatable {
+public struct CaptureNote: Sendable, Hashable {
     public var tid: Int32
     public var code: UInt32
     public var value: UInt64

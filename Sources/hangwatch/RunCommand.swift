@@ -91,8 +91,8 @@ enum RunCommand {
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
                       processStartNs: startNs, collector: collector))
         live?.remembersClosed = options.rotation != nil
-        func tell(_ told: [HangEvent], live: LiveHangs, nowNs: UInt64) {
-            events?.append(told, live: live, collector: collector, nowNs: nowNs)
+        func tell(_ told: [HangEvent], live: LiveHangs, nowNs: UInt64, final: Bool = false) {
+            events?.append(told, live: live, collector: collector, nowNs: nowNs, final: final)
             exporter?.export(told)
         }
         let waitStatus = ChildWatcher.waitWhileDraining(pid: pid) {
@@ -106,7 +106,8 @@ enum RunCommand {
         let endNs = SystemClock.monotonicNs()
         collector.drain(log, writerGone: true)
         if let live {
-            tell(live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs), live: live, nowNs: endNs)
+            tell(live.finalEvents(from: collector, endNs: collector.run.exitTimeNs ?? endNs), live: live, nowNs: endNs,
+                 final: true)
             events?.close(live: live, collector: collector, nowNs: endNs)
         }
         collector.finish()

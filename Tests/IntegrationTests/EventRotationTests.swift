@@ -137,6 +137,42 @@ extension Integration {
             #expect(report.notes.contains { $0.contains("event stream rotated") }, "\(report.notes)")
         }
 
+        /// A file left by an earlier run moves into the chain untouched; a rotation that cannot
+        /// move the files (here `NAME.1.jsonl` is a directory) loses no line: the lines go on to
+        /// the open file, each failed attempt still closes its interval with a summary, and the
+        /// report says the rotation failed.
+        @Test func anEarlierRunsFileAndAFailedRotationLoseNothing() throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("hangs.jsonl").path
+            let earlier = "an earlier run's line\n"
+            try earlier.write(toFile: stream, atomically: true, encoding: .utf8)
+            let kept = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "2"],
+                                            hangwatchArgs: ["--events", stream, "--rotate", "1h"], scratch: scratch)
+            #expect(kept.result.status == 0, "\(kept.result.stderr)")
+            #expect(try String(contentsOfFile: RotatingName.name(stream, 1), encoding: .utf8) == earlier)
+            let fresh = try HangEventLines.decode(try #require(FileManager.default.contents(atPath: stream)))
+            #expect(fresh.summaries.count == 1 && fresh.unreadableLines == 0, "the earlier line stays out of the new file")
+            #expect(fresh.events.filter { $0.phase == .ended }.count == kept.measured.count)
+
+            // Now NAME.1.jsonl is a directory that `--keep 1` cannot delete.
+            let blocked = try TestPaths.scratch()
+            let path = blocked.appendingPathComponent("hangs.jsonl").path
+            try FileManager.default.createDirectory(atPath: RotatingName.name(path, 1) + "/inside",
+                                                    withIntermediateDirectories: true)
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "5"],
+                                           hangwatchArgs: ["--events", path, "--rotate", "2s", "--keep", "1"],
+                                           scratch: blocked)
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            let data = try #require(FileManager.default.contents(atPath: path))
+            let contents = try HangEventLines.decode(data)
+            // Every hang is in the one file, and the intervals' summaries still add up to them.
+            let ended = contents.events.filter { $0.phase == .ended }
+            #expect(ended.count == run.measured.count, "\(ended.count) lines for \(run.measured.count) requests")
+            #expect(contents.summaries.count >= 2, "\(contents.summaries.map(\.closedBy))")
+            #expect(contents.summaries.reduce(0) { $0 + $1.summary.hangCount } == ended.count)
+            #expect(run.report.notes.contains { $0.contains("rotation") && $0.contains("failed") }, "\(run.report.notes)")
+        }
+
         @Test(arguments: [
             (["--rotate", "10"], "a unit is required"),
             (["--rotate", "100"], "a unit is required"),

@@ -71,10 +71,13 @@ extension Integration {
             let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
             #expect(run.report.hangs.count == 1 && abs(hang.durationMs - work.durationMs) <= 5,
                     "\(work.durationMs) ms measured; \(Safety.describe(run.report))")
-            let expected = work.durationMs * hz / 1000
-            // Sampling starts once the busy period passes the hang threshold's arming point and
-            // the watchdog wakes at the rate's period; 15 % covers a loaded 2-core machine.
-            #expect(abs(Double(hang.sampleCount) - expected) <= 0.15 * expected,
+            // Sampling starts 10 ms into a busy period (the watchdog's arming time).
+            let expected = (work.durationMs - 10) * hz / 1000
+            // Never more than the rate allows. Fewer when the machine is loaded: the watchdog
+            // thread then misses ticks (217 of 290 at 1 kHz measured with two CPU-bound programs
+            // beside it on this 2-core VM), so the floor is 60 %, which still tells 1 kHz from
+            // 250 Hz apart.
+            #expect(Double(hang.sampleCount) <= expected * 1.05 + 2 && Double(hang.sampleCount) >= 0.6 * expected,
                     "\(hang.sampleCount) samples at \(hz) Hz for \(work.durationMs) ms (expected ~\(Int(expected)))")
             #expect(run.report.thresholds.sampleHz == hz)
         }

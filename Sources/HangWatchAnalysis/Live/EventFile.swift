@@ -33,10 +33,12 @@ package final class EventFile {
 
     deinit { if isOurs { close(fd) } }
 
-    /// Whether `fd` still names the file it was opened on.
+    /// Whether `fd` still names the file it was opened on, and that file still
+    /// has a name (lines written to a deleted file would be lost unseen).
     private var isOurs: Bool {
         var info = stat()
         return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+            && info.st_nlink > 0
     }
 
     /// Writes one event as one line (see `append(line:)`).

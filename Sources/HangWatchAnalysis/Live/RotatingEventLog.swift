@@ -8,34 +8,52 @@ import HangWatchModel
 /// hangs that ended in it and the frames read meanwhile), then moves to
 /// `NAME.1.EXT`, older ones to `NAME.2.EXT` … `NAME.<keep>.EXT`, the oldest
 /// beyond that is deleted. At exit the file being written gets its summary
-/// too, so every file of a rotating stream ends with one.
+/// too, so every file of a rotating stream ends with one. A file left by an
+/// earlier run is moved into the chain at start, untouched, so no file mixes
+/// two runs under one summary.
 ///
 /// Rotating is also what keeps a long-running reader small: at each rotation
 /// the collector forgets the hangs and frames the closed file holds, and the
 /// stacks no open hang uses. The report at exit then covers the interval since
 /// the last rotation, which its notes say.
 ///
+/// A rotation that fails (a directory that cannot be written, no descriptor
+/// left) loses nothing: the lines go on to the file already open, the failed
+/// attempt starts a new interval all the same (so it is not retried at every
+/// line), and the report says so.
+///
 /// Single-threaded: used on the reader's thread after each drain.
 package final class RotatingEventLog {
     package let path: String
     package let rotation: RotationPolicy?
     private var file: EventFile
+    /// Bytes written in the current interval (the file's size, unless a rotation failed).
     private var bytes: Int
     private var openedNs: UInt64
     private var openedUnixNs: Int64
     private var tally = IntervalTally()
+    /// Failed writes of files no longer written to, and lines that could not be encoded.
     private var earlierFailedWrites = 0
     /// How many times the file was closed and a new one started.
     package private(set) var rotations = 0
+    /// Rotations that could not rename or reopen, and the first reason.
+    package private(set) var failedRotations = 0
+    private var firstRotationFailure: String?
     /// Hangs told in files already closed (the report at exit no longer holds them).
     package private(set) var hangsInClosedFiles = 0
-    /// When the current file was started, in ns since the Unix epoch.
-    package var currentFileStartUnixNs: Int64 { openedUnixNs }
 
     /// Opens (creating, never truncating) `path`; throws the errno text.
+    /// With a policy, a non-empty file already at `path` is moved to
+    /// `NAME.1.EXT` first.
     package init(path: String, rotation: RotationPolicy?, nowNs: UInt64) throws(EventFileError) {
         self.path = path
         self.rotation = rotation
+        if let keep = rotation?.keep {
+            var info = stat()
+            if stat(path, &info) == 0, info.st_size > 0, (info.st_mode & S_IFMT) == S_IFREG {
+                _ = Self.shift(path, keep: keep)
+            }
+        }
         file = try EventFile(path: path)
         bytes = file.initialSize
         openedNs = nowNs
@@ -45,34 +63,55 @@ package final class RotatingEventLog {
     /// What the report at exit should say about the files: with rotations, it
     /// covers only the interval since the last one.
     package var reportNote: String? {
-        guard rotations > 0 else { return nil }
-        return "the event stream rotated \(rotations) time\(rotations == 1 ? "" : "s"): this report covers the "
-            + "\(NumberFormat.fixed(Double(max(0, SystemClock.unixNs() - openedUnixNs)) / 1e9, 1)) s since the last "
-            + "rotation; the \(hangsInClosedFiles) hang\(hangsInClosedFiles == 1 ? "" : "s") before it are in "
-            + "\(Self.name(path, 1)) and older files, each ending with its interval's summary"
+        var notes: [String] = []
+        if rotations > 0 {
+            let kept = rotation.map { min(rotations, $0.keep) } ?? 0
+            notes.append("the event stream rotated \(rotations) time\(rotations == 1 ? "" : "s"): this report covers "
+                + "the \(NumberFormat.fixed(Double(max(0, SystemClock.unixNs() - openedUnixNs)) / 1e9, 1)) s since "
+                + "the last rotation; \(hangsInClosedFiles) hang\(hangsInClosedFiles == 1 ? " ended" : "s ended") "
+                + "before it, in the closed files (\(kept) kept, from \(Self.name(path, 1))), each ending with its "
+                + "interval's summary")
+        }
+        if failedRotations > 0 {
+            notes.append("\(failedRotations) rotation\(failedRotations == 1 ? "" : "s") of \(path) failed "
+                + "(\(firstRotationFailure ?? "unknown")): the lines went on to the file already open")
+        }
+        return notes.isEmpty ? nil : notes.joined(separator: "; ")
     }
 
     /// Lines that could not be written, over every file.
     package var failedWrites: Int { earlierFailedWrites + file.failedWrites }
 
     /// Writes `events` (from `live`, which reads `collector`), rotating first
-    /// when a line would not fit, and once more if the interval has passed.
-    package func append(_ events: [HangEvent], live: LiveHangs, collector: CaptureCollector, nowNs: UInt64) {
+    /// when a line would not fit, and once more if the interval has passed
+    /// (not with `final`: at exit the file is closed by `close`, not rotated).
+    package func append(_ events: [HangEvent], live: LiveHangs, collector: CaptureCollector, nowNs: UInt64,
+                        final: Bool = false) {
+        // Room kept for the summary that closes the file: its size now, plus
+        // slack for the digits the tally and frame counts gain meanwhile. Made
+        // once per batch, not per line: it reads every frame of the interval.
+        var summaryRoom: Int?
         for event in events {
+            // Counted whatever happens to the line, so the tally and the keys
+            // the collector forgets at the next rotation stay in step.
+            defer { if event.phase == .ended { tally.add(event.hang) } }
             guard let line = try? HangEventLines.encode(event) else {
                 earlierFailedWrites += 1
                 continue
             }
-            // Room is kept for the summary line that closes the file, so no file passes the size.
-            if let max = rotation?.maxBytes, bytes > 0,
-               bytes + line.count + summaryLine(.size, live: live, collector: collector, nowNs: nowNs).count > max {
-                rotate(.size, live: live, collector: collector, nowNs: nowNs)
+            if let max = rotation?.maxBytes, bytes > 0 {
+                let room = summaryRoom ?? (summaryLine(.size, live: live, collector: collector,
+                                                       endUnixNs: SystemClock.unixNs(ofMonotonic: nowNs)).count + 256)
+                summaryRoom = room
+                if bytes + line.count + room > max {
+                    rotate(.size, live: live, collector: collector, nowNs: nowNs)
+                    summaryRoom = nil
+                }
             }
             file.append(line: line)
             bytes += line.count
-            if event.phase == .ended { tally.add(event.hang) }
         }
-        if let interval = rotation?.intervalNs, nowNs &- openedNs >= interval {
+        if !final, let interval = rotation?.intervalNs, nowNs &- openedNs >= interval {
             rotate(.interval, live: live, collector: collector, nowNs: nowNs)
         }
     }
@@ -80,23 +119,21 @@ package final class RotatingEventLog {
     /// At exit: the file being written gets its summary line (rotating streams only).
     package func close(live: LiveHangs, collector: CaptureCollector, nowNs: UInt64) {
         guard rotation != nil else { return }
-        writeSummary(.exit, live: live, collector: collector, nowNs: nowNs)
+        writeSummary(.exit, live: live, collector: collector, endUnixNs: SystemClock.unixNs(ofMonotonic: nowNs))
     }
 
-    /// The line that would close the file now (empty if it cannot be encoded).
+    /// The line that would close the file now, at `endUnixNs` (empty if it cannot be encoded).
     private func summaryLine(_ why: IntervalSummary.ClosedBy, live: LiveHangs, collector: CaptureCollector,
-                             nowNs: UInt64) -> Data {
-        // A size-closed file's summary counts the hang whose line did not fit
-        // as the next file's: the tally is the file's own.
-        let summary = IntervalSummary(startUnixNs: openedUnixNs, endUnixNs: SystemClock.unixNs(ofMonotonic: nowNs),
+                             endUnixNs: Int64) -> Data {
+        let summary = IntervalSummary(startUnixNs: openedUnixNs, endUnixNs: max(endUnixNs, openedUnixNs),
                                       closedBy: why, process: live.process, thresholds: live.thresholds,
                                       summary: tally.summary, frameLoops: live.frameStats(of: collector))
         return (try? HangEventLines.encode(summary)) ?? Data()
     }
 
     private func writeSummary(_ why: IntervalSummary.ClosedBy, live: LiveHangs, collector: CaptureCollector,
-                              nowNs: UInt64) {
-        let line = summaryLine(why, live: live, collector: collector, nowNs: nowNs)
+                              endUnixNs: Int64) {
+        let line = summaryLine(why, live: live, collector: collector, endUnixNs: endUnixNs)
         guard !line.isEmpty else {
             earlierFailedWrites += 1
             return
@@ -107,28 +144,50 @@ package final class RotatingEventLog {
 
     private func rotate(_ why: IntervalSummary.ClosedBy, live: LiveHangs, collector: CaptureCollector, nowNs: UInt64) {
         guard let keep = rotation?.keep else { return }
-        writeSummary(why, live: live, collector: collector, nowNs: nowNs)
-        unlink(Self.name(path, keep))
-        for k in stride(from: keep - 1, through: 1, by: -1) { rename(Self.name(path, k), Self.name(path, k + 1)) }
-        rename(path, Self.name(path, 1))
-        earlierFailedWrites += file.failedWrites
-        do {
-            file = try EventFile(path: path)
-        } catch {
-            // The old descriptor (now NAME.1) goes on taking lines rather than losing them.
-            earlierFailedWrites += 1
-            return
+        // One reading ends this interval and starts the next: no gap, no overlap.
+        let boundary = max(SystemClock.unixNs(ofMonotonic: nowNs), openedUnixNs)
+        writeSummary(why, live: live, collector: collector, endUnixNs: boundary)
+        if let failure = Self.shift(path, keep: keep) {
+            noteFailure(failure)
+        } else {
+            do {
+                let next = try EventFile(path: path)
+                earlierFailedWrites += file.failedWrites
+                file = next
+            } catch {
+                // The open descriptor (now NAME.1) goes on taking lines rather than losing them.
+                noteFailure(error.reason)
+            }
         }
-        bytes = file.initialSize
+        // The interval ends whether or not the files moved: its summary is
+        // written, and a failure is retried only at the next boundary.
         rotations += 1
         hangsInClosedFiles += tally.summary.hangCount
-        // What the closed file holds leaves memory.
+        // What the closed interval holds leaves memory.
         collector.forget(live.takeClosed(endedEvents: tally.summary.hangCount))
         collector.forgetFrames()
         collector.compactStacks()
         tally = IntervalTally()
+        bytes = 0
         openedNs = nowNs
-        openedUnixNs = SystemClock.unixNs(ofMonotonic: nowNs)
+        openedUnixNs = boundary
+    }
+
+    private func noteFailure(_ reason: String) {
+        failedRotations += 1
+        if firstRotationFailure == nil { firstRotationFailure = reason }
+    }
+
+    /// Moves `path` to `NAME.1.EXT` and each older file up by one, deleting
+    /// the one beyond `keep`. Returns why it failed, or nil. A missing older
+    /// file is no failure (the chain is still short).
+    private static func shift(_ path: String, keep: Int) -> String? {
+        if unlink(name(path, keep)) != 0 && errno != ENOENT { return "unlink: \(String(cString: strerror(errno)))" }
+        for k in stride(from: keep - 1, through: 1, by: -1) where rename(name(path, k), name(path, k + 1)) != 0 {
+            if errno != ENOENT { return "rename: \(String(cString: strerror(errno)))" }
+        }
+        if rename(path, name(path, 1)) != 0 { return "rename: \(String(cString: strerror(errno)))" }
+        return nil
     }
 
     /// `hangs.jsonl` → `hangs.3.jsonl`; `hangs` → `hangs.3` (the extension is
