@@ -21,8 +21,9 @@ extension HangWatcher {
         public var eventsPath: String?
         /// When the event file rotates (`HANGWATCH_ROTATE`): a size with a unit
         /// (`10M`) or an interval (`1h`), as `hangwatch run --rotate`; nil: never.
-        /// Rotating also keeps the watcher's memory bounded, and `report()` then
-        /// covers the interval since the last rotation.
+        /// Rotating also forgets the hangs and engine-measured frames each closed file holds
+        /// (not a `FrameMonitor`'s), so `report()` then covers the interval since the last
+        /// rotation.
         public var rotateEvents: String?
         /// Closed event files kept besides the current one (`HANGWATCH_KEEP`), as `--keep`.
         public var keepEvents = 5
