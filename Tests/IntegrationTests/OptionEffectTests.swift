@@ -71,14 +71,21 @@ extension Integration {
             let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
             #expect(run.report.hangs.count == 1 && abs(hang.durationMs - work.durationMs) <= 5,
                     "\(work.durationMs) ms measured; \(Safety.describe(run.report))")
-            // Sampling starts 10 ms into a busy period (the watchdog's arming time).
-            let expected = (work.durationMs - 10) * hz / 1000
-            // Never more than the rate allows. Fewer when the machine is loaded: the watchdog
-            // thread then misses ticks (217 of 290 at 1 kHz measured with two CPU-bound programs
-            // beside it on this 2-core VM), so the floor is 60 %, which still tells 1 kHz from
-            // 250 Hz apart.
-            #expect(Double(hang.sampleCount) <= expected * 1.05 + 2 && Double(hang.sampleCount) >= 0.6 * expected,
-                    "\(hang.sampleCount) samples at \(hz) Hz for \(work.durationMs) ms (expected ~\(Int(expected)))")
+            // The kernel sampler takes one sample per sample period of the thread's CPU time, from
+            // 10 ms into the busy period; the hang's `cpuMs` is that CPU time, from the thread's
+            // own clock. On a quiet machine it is the whole hang; with a CPU-heavy neighbour it
+            // is less, and so are the samples, in proportion.
+            // (The signal sampler, in the sanitizer pass, ticks on the watchdog's wall clock instead.)
+            let cpuMs = try #require(hang.cpuMs, "no CPU time measured")
+            let expected = max(0, (Safety.signalSampler ? work.durationMs : cpuMs) - 10) * hz / 1000
+            // Never more than that. Fewer when the machine is overloaded: the watchdog then waits
+            // for a CPU itself and the kernel's ring can fill (168 of ~256 seen at load average 4.8
+            // on this 2-core VM, the loss noted in the report), so the floor is half, which still
+            // tells 1 kHz (≥ 128 here) from 250 Hz (≤ 75).
+            #expect(Double(hang.sampleCount) <= 1.1 * expected + 2 && Double(hang.sampleCount) >= 0.5 * expected,
+                    "\(hang.sampleCount) samples at \(hz) Hz for \(work.durationMs) ms, \(cpuMs) ms on CPU (expected ~\(Int(expected)))")
+            // And the CPU time is most of the hang, so the rate shows: 1 kHz gives about 4 × 250 Hz.
+            #expect(cpuMs >= 0.5 * work.durationMs)
             #expect(run.report.thresholds.sampleHz == hz)
         }
     }
