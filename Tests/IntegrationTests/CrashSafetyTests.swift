@@ -16,14 +16,19 @@ extension Integration {
         @Test func sigkillMidHangStillReportsTheInProgressHang() throws {
             let scratch = try TestPaths.scratch()
             let pidFile = scratch.appendingPathComponent("pid").path
+            nonisolated(unsafe) var killedAtNs: UInt64 = 0
             let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "kill", "--pid-file", pidFile],
                                            measure: false, scratch: scratch) { _ in
-                // The demo touches <pid-file>.hang when its 10 s spin starts; kill it 400 ms in.
+                // The demo writes <pid-file>.hang (its CLOCK_MONOTONIC time) when its 10 s spin
+                // starts; kill it 400 ms in.
                 let deadline = Date().addingTimeInterval(20)
                 while !FileManager.default.fileExists(atPath: pidFile + ".hang") && Date() < deadline { usleep(10_000) }
                 usleep(400_000)
                 if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
                    let pid = Int32(text.trimmingCharacters(in: .whitespacesAndNewlines)) {
+                    var now = timespec()
+                    clock_gettime(CLOCK_MONOTONIC, &now)
+                    killedAtNs = UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
                     kill(pid, SIGKILL)
                 }
             }
@@ -36,7 +41,15 @@ extension Integration {
             let hang = try #require(run.report.hangs.last)
             #expect(hang.inProgress)
             #expect(hang.reported)
-            #expect(hang.durationMs >= 300 && hang.durationMs < 5000, "duration \(hang.durationMs)")
+            // Its length runs from the spin's start (by the demo's clock) to the kill (by ours, the
+            // same CLOCK_MONOTONIC), plus what the design adds: the loop's dispatch before the
+            // spin (under 1 ms), and up to one 10 ms wait4 poll plus a drain before hangwatch
+            // sees the death and ends the hang there. 40 ms covers a loaded machine.
+            let spinStart = try #require(UInt64((try String(contentsOfFile: pidFile + ".hang", encoding: .utf8))
+                .trimmingCharacters(in: .whitespacesAndNewlines)))
+            let killedMs = Double(killedAtNs - spinStart) / 1e6
+            #expect(killedAtNs > spinStart && hang.durationMs >= killedMs - 1 && hang.durationMs <= killedMs + 40,
+                    "duration \(hang.durationMs) ms, killed \(killedMs) ms into the spin")
             #expect(hang.sampleCount >= 200)
             let tree = try #require(hang.callTree)
             #expect(tree.allSymbols.contains { $0.contains("spinForever") })
