@@ -64,6 +64,12 @@ enum ProgramLauncher {
         }
         guard rc == 0 else {
             let why = String(cString: strerror(rc))
+            // The file is there but execve says ENOENT: what is missing is its interpreter
+            // (an ELF built for another loader, a #! line naming no program), as bash says
+            // "required file not found". It was found and cannot be started: 126.
+            if rc == ENOENT && access(path, F_OK) == 0 {
+                throw .spawnFailed(path, "its interpreter is missing (the ELF loader it names, or the program on its #! line)")
+            }
             if rc == ENOENT { throw .notFound(path) }
             if rc == EACCES || rc == ENOEXEC || rc == EISDIR { throw .notExecutable(path, why) }
             throw .spawnFailed(path, why)

@@ -51,6 +51,33 @@ extension Integration {
             #expect(notExec.stderr.contains("cannot execute"))
         }
 
+        /// 126 when the program exists but the kernel will not start it: a file marked executable
+        /// that is no program (execve's ENOEXEC), an ELF whose loader is missing and a script
+        /// whose #! program is missing (execve's ENOENT, inside posix_spawn: not "cannot find").
+        /// One line each, naming the cause.
+        @Test func spawnFailuresAre126() throws {
+            let scratch = try TestPaths.scratch()
+            let notAProgram = scratch.appendingPathComponent("not-a-program").path
+            try "just text, no #! line\n".write(toFile: notAProgram, atomically: true, encoding: .utf8)
+            chmod(notAProgram, 0o755)
+            let text = try hangwatch(["run", "--", notAProgram])
+            #expect(text.status == 126)
+            #expect(text.stderr == "hangwatch: cannot execute '\(notAProgram)': Exec format error\n", "\(text.stderr)")
+            let source = scratch.appendingPathComponent("tiny.c").path
+            try "int main(void) { return 0; }\n".write(toFile: source, atomically: true, encoding: .utf8)
+            let noLoader = try ProcessRunner.compileC(source, into: scratch, name: "no-loader",
+                                                      flags: ["-Wl,--dynamic-linker=/nonexistent/ld-hangwatch-test.so.2"])
+            let script = scratch.appendingPathComponent("no-interpreter").path
+            try "#!/nonexistent/hangwatch-test-shell\necho hi\n".write(toFile: script, atomically: true, encoding: .utf8)
+            chmod(script, 0o755)
+            for program in [noLoader, script] {
+                let r = try hangwatch(["run", "--", program])
+                #expect(r.status == 126, "\(program): \(r.status)")
+                #expect(r.stderr == "hangwatch: cannot start '\(program)': its interpreter is missing (the ELF loader it "
+                         + "names, or the program on its #! line)\n", "\(r.stderr)")
+            }
+        }
+
         /// The remaining documented statuses: 126 for a directory, 128+N for a
         /// signal other than SIGKILL (the report names it), 70 when hangwatch
         /// itself cannot work (its agent is missing), 73 when --events cannot be
