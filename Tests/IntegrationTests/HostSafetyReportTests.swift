@@ -82,6 +82,32 @@ extension Integration {
             }
         }
 
+        // Issue 14: epoll_pwait is a loop's wait like epoll_wait, and a modal loop (a nested
+        // epoll loop run from a callback, as a dialog's) is the loop waiting, not a hang; a
+        // stall inside the modal loop is a hang of its own length, named in the report.
+        @Test(arguments: [("pwait", "pwait_stall"), ("modal", "modal_stall")])
+        func epollPwaitAndModalLoops(mode: String, stall: String) throws {
+            let program = try SafetyProgram.build("epoll_variants")
+            let plain = try program.plain([mode])
+            let run = try program.watched([mode])
+            expectSame(plain, run)
+            #expect(run.result.lines.first == "ticks some", "\(run.result)")
+            if mode == "modal" {
+                #expect(run.result.lines.last == "modal ticks many", "\(run.result)")
+                let modal = try #require(run.work("modal_loop").first)
+                #expect(modal.durationMs >= 590, "the modal loop ran \(modal.durationMs) ms")
+            }
+            let (lost, phantoms) = Safety.match(run.work(stall), in: run.report.hangs, toleranceMs: 5)
+            #expect(run.work(stall).count == 1 && lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
+            let hang = try #require(run.report.hangs.first)
+            #expect(hang.kind == .cpu)
+            #expect(Safety.symbols(hang).contains { $0.contains(stall) }, "call tree: \(Safety.symbols(hang))")
+            if mode == "modal" {
+                #expect(Safety.symbols(hang).contains { $0.contains("run_modal_loop") },
+                        "the stall runs inside the modal loop: \(Safety.symbols(hang))")
+            }
+        }
+
         // Item 15: a hang inside a dl_iterate_phdr callback (the loader lock held).
         @Test func hangHoldingTheLoaderLock() throws {
             let program = try SafetyProgram.build("loader_lock")
