@@ -11,7 +11,7 @@ import Testing
 // jsonschema / the protobuf runtime and report what they read back.
 
 
-@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython))
+@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython), .exclusiveMachine)
 struct SpeedscopeFormatTests {
     @Test func validFileWithOneProfilePerReportedHang() throws {
         let summary = try FormatChecks.speedscope(FormatFixtures.report())
@@ -40,7 +40,7 @@ struct SpeedscopeFormatTests {
     }
 }
 
-@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython))
+@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython), .exclusiveMachine)
 struct ChromeTraceFormatTests {
     @Test func hangsAreSlicesWithTheirHeaviestPathNestedInside() throws {
         let report = FormatFixtures.report()
@@ -95,7 +95,7 @@ struct ChromeTraceFormatTests {
     }
 }
 
-@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython))
+@Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython), .exclusiveMachine)
 struct PprofFormatTests {
     @Test func decodesWithProtobufAndMatchesTheFoldedStacks() throws {
         let start = Date(timeIntervalSince1970: 1_700_000_000.5)

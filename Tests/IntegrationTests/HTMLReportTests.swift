@@ -151,7 +151,7 @@ private extension CallTreeNode {
 
 
 /// Synthetic reports in the browser: no demo runs, so these need not be serialized.
-@Suite(.enabled(if: Chromium.path != nil, Chromium.missing))
+@Suite(.enabled(if: Chromium.path != nil, Chromium.missing), .exclusiveMachine)
 struct HTMLReportInChromium {
     @Test func hostileTextStaysTextAfterTheScriptRan() throws {
         let scratch = try TestPaths.scratch()

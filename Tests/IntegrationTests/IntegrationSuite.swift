@@ -8,4 +8,4 @@ import Testing
 /// Every test that runs real programs under `hangwatch run` lives under this
 /// suite and runs one at a time: they measure durations, and a 2-core VM
 /// running several demos at once would measure the scheduler instead.
-@Suite(.serialized) enum Integration {}
+@Suite(.serialized, .exclusiveMachine) enum Integration {}

@@ -7,7 +7,7 @@ import HangWatchTestSupport
 import Testing
 
 /// Running llvm-symbolizer for `--source-lines`, or failing to: real child processes.
-@Suite struct SymbolizerProcessTests {
+@Suite(.exclusiveMachine) struct SymbolizerProcessTests {
     // MARK: running llvm-symbolizer
 
     @Test func missingSymbolizerGivesANoteAndNoSources() {
