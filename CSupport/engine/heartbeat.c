@@ -85,6 +85,13 @@ hw_slot *hw_current_slot(void) {
     return hw_register_current_thread(role);
 }
 
+hw_slot *hw_register_marked_loop(void) {
+    // Without a list the program's own marks are the only say there is: watch it.
+    if (!hw_g.patterns[0]) return hw_register_current_thread(HW_ROLE_LOOP);
+    // With one, the list decides, by the thread's name now (name it before marking).
+    return hw_current_slot();
+}
+
 /// Make `slot` the calling thread's slot for a while (main-queue work on a
 /// dispatch worker); returns what to restore afterwards.
 hw_tls_saved hw_tls_enter(hw_slot *slot) {

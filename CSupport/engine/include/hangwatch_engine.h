@@ -89,6 +89,11 @@ typedef struct hw_slot hw_slot;
 hw_slot *hw_current_slot(void);
 /// Register the calling thread explicitly with a role (library API).
 hw_slot *hw_register_current_thread(uint32_t role);
+/// The calling thread's slot for a loop the program marks itself (the library's
+/// LoopHeartbeat and FrameMonitor): with no thread list every such thread is
+/// watched; with one, only a thread it names ("main" for the main thread), as
+/// for the agent's waits. NULL when the thread is not watched.
+hw_slot *hw_register_marked_loop(void);
 /// The loop is about to wait for events: the busy period ends now.
 void hw_heartbeat_wait_begin(hw_slot *slot);
 /// The loop's wait returned: a busy period starts now.
