@@ -1,3 +1,4 @@
+import CHangWatchEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,6 +10,9 @@ enum ExitReport {
     static func install() {
         atexit {
             guard let watcher = HangWatcher.shared else { return }
+            // The exiting thread's loop frames still buffered (loop threads that
+            // ended wrote theirs as they exited), before the stream's summary and the report.
+            hw_flush_own_frames()
             watcher.finishEvents()
             guard let path = watcher.configuration.reportPath else { return }
             do {

@@ -41,7 +41,12 @@ public final class FrameMonitor: Sendable {
     public func frameStarted() {
         let now = hw_now_ns()
         openStartNs.store(now, ordering: .relaxed)
-        if let slot = FrameThread.slot() { hw_heartbeat_wait_end_at(slot, now) }
+        if let slot = FrameThread.slot() {
+            // This monitor counts the frames; the engine's frame deadline (HANGWATCH_FRAME_MS)
+            // must not count them again under the thread's name.
+            hw_heartbeat_frames_elsewhere(slot)
+            hw_heartbeat_wait_end_at(slot, now)
+        }
     }
 
     /// The frame's work is done.
