@@ -7,6 +7,9 @@
 //            sleeps in usleep between willWait()/didWake(), thread "io-loop"
 //            polls an idle pipe inside waiting { }. Measure lines mainLoopWork
 //            and ioLoopWork, one per busy period.
+//
+// Each thread keeps its measure lines in memory and writes them from inside its
+// loop's last wait (see MeasureLog).
 // frames     Three named FrameMonitors at once: "render" on the main thread,
 //            "audio" and "physics" on threads of their own. Measure lines
 //            frame-<monitor>, one per frame, written after the last frame.
@@ -104,14 +107,41 @@ func nameCurrentThread(_ name: String) {
     if written < 0 { complain("cannot name thread \(name): errno \(errno)"); exit(1) }
 }
 
-/// Spins for `ms` of wall time and appends the measure line `name start end ms`.
-/// A call tree names the scenario function above it: work functions that differ
-/// only in a name would be merged into one by the optimizer.
-@inline(never) func busyWork(_ name: String, _ ms: Double, _ measure: String?) -> UInt64 {
-    let work = MeasuredWork(name: name, measure: measure)
+/// One thread's own measurements (`name start end ms` lines), kept in memory while
+/// its loop runs and appended to the measure file in one write from inside the
+/// loop's last wait. Not written as each piece of work ends (DemoSupport's
+/// MeasuredWork): a file write inside a busy period can block on a loaded machine,
+/// and the heartbeat counts that time while the program's clock around the work
+/// does not (a run saw a 201 ms hang where the program had measured 25 ms of work,
+/// the write after it included). One per thread.
+final class MeasureLog {
+    private let path: String?
+    private var lines = ""
+    init(_ path: String?) { self.path = path }
+
+    func add(_ name: String, _ startNs: UInt64, _ endNs: UInt64) {
+        lines += "\(name) \(startNs) \(endNs) \(String(format: "%.3f", Double(endNs - startNs) / 1e6))\n"
+    }
+
+    /// Appends the lines (one O_APPEND write, so threads never interleave within it).
+    func save() {
+        guard let path, !lines.isEmpty else { return }
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { complain("cannot open \(path): errno \(errno)"); return }
+        _ = lines.withCString { write(fd, $0, strlen($0)) }
+        close(fd)
+        lines = ""
+    }
+}
+
+/// Spins for `ms` of wall time and logs it as `name`. A call tree names the
+/// scenario function above it: work functions that differed only in a name
+/// would be merged into one by the optimizer.
+@inline(never) func busyWork(_ name: String, _ ms: Double, _ log: MeasureLog) -> UInt64 {
+    let start = monotonicNs()
     var digest = UInt64(ms * 1000)
-    while work.elapsedMs < ms { digest = mixChunk(digest) }
-    work.finish(result: digest)
+    while Double(monotonicNs() - start) / 1e6 < ms { digest = mixChunk(digest) }
+    log.add(name, start, monotonicNs())
     return digest
 }
 
@@ -124,8 +154,8 @@ func idle(_ heartbeat: LoopHeartbeat?, _ wait: () -> Void) {
 /// A loop that waits with `usleep` between `willWait()` and `didWake()`: the
 /// other half of the heartbeat API. A first wait ends the launch period, so every
 /// step's work is a busy period of its own. The loop ends in a wait that never
-/// wakes: `finally` (joining the other loops' threads) runs inside it, so the
-/// main thread's time after its last step is idle, not a hang.
+/// wakes: `finally` (writing the measurements, joining the other loops' threads)
+/// runs inside it, so the main thread's time after its last step is idle, not a hang.
 func sleepingLoop(_ steps: [Step], _ heartbeat: LoopHeartbeat?, finally: () -> Void,
                   work: (Double) -> UInt64) -> UInt64 {
     var sink: UInt64 = 0
@@ -141,21 +171,26 @@ func sleepingLoop(_ steps: [Step], _ heartbeat: LoopHeartbeat?, finally: () -> V
     return sink
 }
 
-/// A loop that waits in `poll` on a pipe nobody writes to, each wait inside `waiting { }`.
-func pollingLoop(_ steps: [Step], _ heartbeat: LoopHeartbeat?, work: (Double) -> UInt64) -> UInt64 {
+/// A loop that waits in `poll` on a pipe nobody writes to, each wait inside
+/// `waiting { }`; `finally` (writing the measurements) runs inside the last wait.
+func pollingLoop(_ steps: [Step], _ heartbeat: LoopHeartbeat?, finally: () -> Void,
+                 work: (Double) -> UInt64) -> UInt64 {
     var fds: [Int32] = [0, 0]
     guard pipe(&fds) == 0 else { complain("pipe: \(errno)"); exit(1) }
     defer { close(fds[0]); close(fds[1]) }
-    func wait(_ ms: Int) {
+    func wait(_ ms: Int, then: () -> Void = {}) {
         var entry = pollfd(fd: fds[0], events: Int16(POLLIN), revents: 0)
-        idle(heartbeat) { _ = poll(&entry, 1, Int32(ms)) }
+        idle(heartbeat) {
+            _ = poll(&entry, 1, Int32(ms))
+            then()
+        }
     }
     var sink: UInt64 = 0
     for step in steps {
         wait(step.idleMs)
         sink &+= work(step.busyMs)
     }
-    wait(30)
+    wait(30, then: finally)
     return sink
 }
 
@@ -173,16 +208,18 @@ func heartbeatScenario(_ measure: String?) -> UInt64 {
     let io = startThread(named: "io-loop") {
         let heartbeat = LoopHeartbeat()
         if heartbeat == nil { complain("io-loop is not watched") }
+        let log = MeasureLog(measure)
         _ = pollingLoop([Step(idleMs: 30, busyMs: 20), Step(idleMs: 30, busyMs: 160), Step(idleMs: 350, busyMs: 40),
-                         Step(idleMs: 30, busyMs: 240), Step(idleMs: 200, busyMs: 10)], heartbeat) {
-            busyWork("ioLoopWork", $0, measure)
+                         Step(idleMs: 30, busyMs: 240), Step(idleMs: 200, busyMs: 10)], heartbeat, finally: log.save) {
+            busyWork("ioLoopWork", $0, log)
         }
     }
     let heartbeat = LoopHeartbeat()
     if heartbeat == nil { complain("the main thread is not watched") }
+    let log = MeasureLog(measure)
     return sleepingLoop([Step(idleMs: 50, busyMs: 130), Step(idleMs: 300, busyMs: 60), Step(idleMs: 40, busyMs: 280),
-                         Step(idleMs: 250, busyMs: 20)], heartbeat, finally: { join(io) }) {
-        busyWork("mainLoopWork", $0, measure)
+                         Step(idleMs: 250, busyMs: 20)], heartbeat, finally: { log.save(); join(io) }) {
+        busyWork("mainLoopWork", $0, log)
     }
 }
 
@@ -193,7 +230,7 @@ func heartbeatScenario(_ measure: String?) -> UInt64 {
 func frameLoop(_ monitor: FrameMonitor, frames: Int, periodMs: Double, normalMs: Double, slow: [Int: Double],
                measure: String?) -> UInt64 {
     var sink: UInt64 = 0
-    var lines = ""
+    let log = MeasureLog(measure)
     let periodNs = UInt64(periodMs * 1e6)
     var next = monotonicNs()
     for n in 0..<frames {
@@ -205,20 +242,14 @@ func frameLoop(_ monitor: FrameMonitor, frames: Int, periodMs: Double, normalMs:
             sink &+= digest
             return (start, monotonicNs())
         }
-        lines += "frame-\(monitor.name) \(start) \(end) \(String(format: "%.3f", Double(end - start) / 1e6))\n"
+        log.add("frame-\(monitor.name)", start, end)
         next += periodNs
         let now = monotonicNs()
         while next <= now { next += periodNs } // a late frame skips to the next grid point
         var until = timespec(tv_sec: Int(next / 1_000_000_000), tv_nsec: Int(next % 1_000_000_000))
         while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, nil) == EINTR {}
     }
-    if let measure {
-        let fd = open(measure, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        if fd >= 0 {
-            _ = lines.withCString { write(fd, $0, strlen($0)) }
-            close(fd)
-        }
-    }
+    log.save()
     return sink
 }
 
@@ -277,16 +308,18 @@ func onDemandScenario(_ arguments: Arguments) -> UInt64 {
     }
     let heartbeat = LoopHeartbeat()
     if heartbeat == nil { complain("the main thread is not watched") }
+    let log = MeasureLog(measure)
     var sink: UInt64 = 0
     idle(heartbeat) { usleep(50_000) }
-    sink &+= busyWork("firstRequest", 300, measure)
+    sink &+= busyWork("firstRequest", 300, log)
     idle(heartbeat) { request.signal(); done.wait() }
-    sink &+= busyWork("secondRequest", 180, measure)
+    sink &+= busyWork("secondRequest", 180, log)
     idle(heartbeat) { request.signal(); done.wait() }
-    sink &+= busyWork("thirdRequest", 140, measure)
+    sink &+= busyWork("thirdRequest", 140, log)
     // The last wait never wakes (as sleepingLoop's): the main thread exits idle.
     heartbeat?.willWait()
     usleep(100_000)
+    log.save()
     join(reporter)
     return sink
 }
@@ -298,8 +331,9 @@ func onDemandScenario(_ arguments: Arguments) -> UInt64 {
 func environmentScenario(_ measure: String?) -> UInt64 {
     let net = startThread(named: "net-loop") {
         let heartbeat = LoopHeartbeat()
+        let log = MeasureLog(measure)
         _ = pollingLoop([Step(idleMs: 60, busyMs: 30), Step(idleMs: 350, busyMs: 220), Step(idleMs: 40, busyMs: 15),
-                         Step(idleMs: 40, busyMs: 65)], heartbeat) { busyWork("netLoopWork", $0, measure) }
+                         Step(idleMs: 40, busyMs: 65)], heartbeat, finally: log.save) { busyWork("netLoopWork", $0, log) }
     }
     let disk = startThread(named: "disk-loop") {
         var blocked = sigset_t()
@@ -307,13 +341,15 @@ func environmentScenario(_ measure: String?) -> UInt64 {
         sigaddset(&blocked, SIGPROF)
         pthread_sigmask(SIG_BLOCK, &blocked, nil)
         let heartbeat = LoopHeartbeat()
+        let log = MeasureLog(measure)
         _ = pollingLoop([Step(idleMs: 100, busyMs: 25), Step(idleMs: 750, busyMs: 260), Step(idleMs: 40, busyMs: 10)],
-                        heartbeat) { busyWork("diskLoopWork", $0, measure) }
+                        heartbeat, finally: log.save) { busyWork("diskLoopWork", $0, log) }
     }
     let heartbeat = LoopHeartbeat()
+    let log = MeasureLog(measure)
     return sleepingLoop([Step(idleMs: 40, busyMs: 20), Step(idleMs: 40, busyMs: 200), Step(idleMs: 300, busyMs: 60),
-                         Step(idleMs: 40, busyMs: 10)], heartbeat, finally: { join(net); join(disk) }) {
-        busyWork("mainLoopWork", $0, measure)
+                         Step(idleMs: 40, busyMs: 10)], heartbeat, finally: { log.save(); join(net); join(disk) }) {
+        busyWork("mainLoopWork", $0, log)
     }
 }
 

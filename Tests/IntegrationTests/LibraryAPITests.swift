@@ -117,7 +117,9 @@ extension Integration {
             #expect(!run.result.stderr.contains("not watched"), "\(run.result.stderr)")
             for (loop, work, role) in [("main", "mainLoopWork", "main-thread"), ("io-loop", "ioLoopWork", "loop")] {
                 let measured = run.work(work)
-                #expect(measured.filter { $0.durationMs >= 101 }.count == 2, "\(work): the program measured \(measured.map(\.durationMs))")
+                // Two designed; a loaded machine can stretch a short one past 100 ms, and then
+                // the program measures that too, and it must be a hang like the others.
+                #expect(measured.filter { $0.durationMs >= 101 }.count >= 2, "\(work): the program measured \(measured.map(\.durationMs))")
                 let hangs = run.report.hangs.filter { loopName($0, in: run.report) == loop }
                 expectHangs(hangs, are: measured, loop)
                 #expect(hangs.allSatisfy { $0.thread.role == role }, "\(hangs.map(\.thread))")
@@ -125,11 +127,12 @@ extension Integration {
             // Every hang is one of the two loops' (none on another thread, none for an idle wait).
             #expect(run.report.hangs.allSatisfy { ["main", "io-loop"].contains(loopName($0, in: run.report)) },
                     "\(run.report.hangs.map(\.thread))")
-            // The 280 ms busy period passes the report threshold: its tree runs through the
-            // scenario's loop into the work it timed.
-            let reported = run.report.hangs.filter(\.reported)
-            #expect(reported.count == 1, "\(reported.map(\.durationMs))")
-            let path = try #require(reported.first?.callTree).heaviestPathSymbols
+            // Hangs of 250 ms or more get a call tree: the main thread's 280 ms one runs
+            // through the scenario's loop into the work it timed.
+            #expect(run.report.hangs.allSatisfy { $0.reported == ($0.durationMs >= 250) })
+            let longest = try #require(run.report.hangs.filter { loopName($0, in: run.report) == "main" }
+                .max { $0.durationMs < $1.durationMs })
+            let path = try #require(longest.callTree, "\(longest.durationMs) ms").heaviestPathSymbols
             #expect(path.contains { $0.contains("heartbeatScenario") } && path.contains { $0.contains("busyWork") }, "\(path)")
         }
 
