@@ -266,7 +266,8 @@ func framesScenario(_ measure: String?) -> UInt64 {
         _ = frameLoop(monitor, frames: 120, periodMs: 8.333, normalMs: 2, slow: [40: 18, 100: 14], measure: measure)
     }
     let render = FrameMonitor(name: "render", deadlineMs: 16.667)
-    let sink = frameLoop(render, frames: 90, periodMs: 16.667, normalMs: 3, slow: [20: 30, 50: 45, 70: 25], measure: measure)
+    let sink = frameLoop(render, frames: 90, periodMs: 16.667, normalMs: 3, slow: [20: 30, 50: 45, 70: 25],
+                         measure: measure)
     join(audio)
     join(physics)
     return sink

@@ -32,9 +32,10 @@ extension Integration {
         /// Every variable this suite sets, cleared unless a test sets it: the test
         /// process may run with some of them (HANGWATCH_SAMPLER=signal in the
         /// sanitized phase), and an empty value is the same as unset to the library.
-        private static let cleared = ["HANGWATCH_HANG_MS", "HANGWATCH_REPORT_MS", "HANGWATCH_SAMPLE_HZ", "HANGWATCH_FRAME_MS",
-                                      "HANGWATCH_THREADS", "HANGWATCH_REPORT", "HANGWATCH_FORMAT", "HANGWATCH_SAMPLER",
-                                      "HANGWATCH_EVENTS", "HANGWATCH_ROTATE", "HANGWATCH_KEEP", "HANGWATCH_OTLP_ENDPOINT"]
+        private static let cleared = ["HANGWATCH_HANG_MS", "HANGWATCH_REPORT_MS", "HANGWATCH_SAMPLE_HZ",
+                                      "HANGWATCH_FRAME_MS", "HANGWATCH_THREADS", "HANGWATCH_REPORT", "HANGWATCH_FORMAT",
+                                      "HANGWATCH_SAMPLER", "HANGWATCH_EVENTS", "HANGWATCH_ROTATE", "HANGWATCH_KEEP",
+                                      "HANGWATCH_OTLP_ENDPOINT"]
 
         /// Runs the `env` scenario with `environment` (and a report path in `scratch`
         /// unless the environment names one).
@@ -75,9 +76,9 @@ extension Integration {
                 guard let i = possible.indices.dropFirst(next).first(where: {
                     abs(possible[$0].durationMs - hang.durationMs) <= 5
                 }) else {
-                    let measured = possible.map(\.durationMs)
-                    Issue.record("\(loop): a \(hang.durationMs) ms hang matches no busy period the program measured (\(measured))",
-                                 sourceLocation: sourceLocation)
+                    let why = "\(loop): a \(hang.durationMs) ms hang matches no busy period the program measured "
+                        + "(\(possible.map(\.durationMs)))"
+                    Issue.record(Comment(rawValue: why), sourceLocation: sourceLocation)
                     continue
                 }
                 matched.insert(i)
@@ -97,7 +98,8 @@ extension Integration {
         /// A markdown report's Metrics row `| name | value | … |`: its value cell.
         private func metric(_ name: String, in markdown: String) -> String? {
             MarkdownText.lines(MarkdownText.section(markdown, "Metrics"))
-                .map { $0.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) } }
+                .map { $0.split(separator: "|", omittingEmptySubsequences: false)
+                    .map { $0.trimmingCharacters(in: .whitespaces) } }
                 .first { $0.count > 2 && $0[1] == name }?[2]
         }
 
@@ -119,7 +121,8 @@ extension Integration {
                 let measured = run.work(work)
                 // Two designed; a loaded machine can stretch a short one past 100 ms, and then
                 // the program measures that too, and it must be a hang like the others.
-                #expect(measured.filter { $0.durationMs >= 101 }.count >= 2, "\(work): the program measured \(measured.map(\.durationMs))")
+                #expect(measured.filter { $0.durationMs >= 101 }.count >= 2,
+                        "\(work): the program measured \(measured.map(\.durationMs))")
                 let hangs = run.report.hangs.filter { loopName($0, in: run.report) == loop }
                 expectHangs(hangs, are: measured, loop)
                 #expect(hangs.allSatisfy { $0.thread.role == role }, "\(hangs.map(\.thread))")
@@ -133,7 +136,8 @@ extension Integration {
             let longest = try #require(run.report.hangs.filter { loopName($0, in: run.report) == "main" }
                 .max { $0.durationMs < $1.durationMs })
             let path = try #require(longest.callTree, "\(longest.durationMs) ms").heaviestPathSymbols
-            #expect(path.contains { $0.contains("heartbeatScenario") } && path.contains { $0.contains("busyWork") }, "\(path)")
+            #expect(path.contains { $0.contains("heartbeatScenario") } && path.contains { $0.contains("busyWork") },
+                    "\(path)")
         }
 
         /// Three named `FrameMonitor`s at once ("render" on the main thread, "audio"
@@ -188,7 +192,8 @@ extension Integration {
                     #expect(abs(hang - program) <= 5, "report-\(k): \(hang) ms vs program \(program) ms")
                 }
                 // The JSON file: a report of the running process with the same hangs.
-                let jsonData = try #require(FileManager.default.contents(atPath: out.appendingPathComponent("report-\(k).json").path))
+                let jsonPath = out.appendingPathComponent("report-\(k).json").path
+                let jsonData = try #require(FileManager.default.contents(atPath: jsonPath))
                 let json = try JSONReport.decode(jsonData)
                 #expect(json.process.exitCode == nil && json.process.signal == nil, "written while the program runs")
                 #expect(json.hangs.count == k, "report-\(k).json: \(json.hangs.map(\.durationMs))")
@@ -196,7 +201,8 @@ extension Integration {
                     #expect(abs(hang.durationMs - program) <= 5, "report-\(k).json: \(hang.durationMs) vs \(program)")
                 }
                 let first = try #require(json.hangs.first?.callTree, "the 300 ms hang has a call tree")
-                #expect(first.heaviestPathSymbols.contains { $0.contains("onDemandScenario") }, "\(first.heaviestPathSymbols)")
+                #expect(first.heaviestPathSymbols.contains { $0.contains("onDemandScenario") },
+                        "\(first.heaviestPathSymbols)")
                 // The markdown file: markdown, with the hang count and the longest hang so far.
                 let markdown = try String(contentsOf: out.appendingPathComponent("report-\(k).md"), encoding: .utf8)
                 #expect(markdown.hasPrefix("# Hang report: LibraryAPIDemo\n"), "\(markdown.prefix(80))")
@@ -220,7 +226,8 @@ extension Integration {
             let report = try run.jsonReport()
             for (loop, work) in Self.environmentLoops {
                 let measured = run.work(work)
-                #expect(measured.contains { $0.durationMs >= 101 }, "\(loop) did not stall: \(measured.map(\.durationMs))")
+                #expect(measured.contains { $0.durationMs >= 101 },
+                        "\(loop) did not stall: \(measured.map(\.durationMs))")
                 let hangs = report.hangs.filter { loopName($0, in: report) == loop }
                 if watched.contains(loop) {
                     expectHangs(hangs, are: measured, "HANGWATCH_THREADS=\(threads), \(loop)")
@@ -239,7 +246,8 @@ extension Integration {
             let markdown = try String(contentsOfFile: md.reportPath, encoding: .utf8)
             #expect(markdown.hasPrefix("# Hang report: LibraryAPIDemo\n"), "\(markdown.prefix(80))")
             let count = try #require(metric("Hangs", in: markdown).flatMap { Int($0) }, "\(markdown)")
-            #expect(hangRange(md.measured).contains(count), "\(count) hangs; the program measured \(md.measured.map(\.durationMs))")
+            #expect(hangRange(md.measured).contains(count),
+                    "\(count) hangs; the program measured \(md.measured.map(\.durationMs))")
             let longest = md.measured.map(\.durationMs).max() ?? 0
             let written = try #require(milliseconds(metric("Longest hang", in: markdown)))
             #expect(abs(written - longest) <= 5, "longest \(written) vs program \(longest)")
@@ -262,10 +270,12 @@ extension Integration {
             #expect(report.thresholds.frameMs == 50)
             #expect(report.frameLoops.count == 3, "frame loops: \(report.frameLoops.map(\.name))")
             // A loop's frames are named after its thread; the main thread's name is the process's.
-            for (work, thread) in [("mainLoopWork", "LibraryAPIDemo"), ("netLoopWork", "net-loop"), ("diskLoopWork", "disk-loop")] {
+            for (work, thread) in [("mainLoopWork", "LibraryAPIDemo"), ("netLoopWork", "net-loop"),
+                                   ("diskLoopWork", "disk-loop")] {
                 let stats = try #require(report.frameLoops.first { $0.name == thread }, "no frame loop \(thread)")
                 let measured = run.work(work)
-                #expect(stats.frameCount == measured.count, "\(thread): \(stats.frameCount) frames, program \(measured.count)")
+                #expect(stats.frameCount == measured.count,
+                        "\(thread): \(stats.frameCount) frames, program \(measured.count)")
                 #expect(stats.deadlineMs == 50)
                 let clear = measured.filter { abs($0.durationMs - 50) > 1 }
                 let over = clear.filter { $0.durationMs > 50 }.count
