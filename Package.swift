@@ -72,6 +72,7 @@ let package = Package(
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
         .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
+        .executableTarget(name: "LibraryAPIDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/LibraryAPIDemo"),
 
         // Benchmark programs for `make bench` (Bench/run.sh).
         .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),

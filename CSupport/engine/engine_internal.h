@@ -94,6 +94,9 @@ struct hw_slot {
     uintptr_t loop_sites[4];
     uint32_t loop_site_count;
     // Frame loops: frames not yet written (owned by the watched thread).
+    // `frames_elsewhere`: a FrameMonitor counts this loop's frames, so the
+    // engine records none (with a frame deadline they would count twice).
+    bool frames_elsewhere;
     uint32_t frame_count;
     uint64_t frame_start[HW_FRAME_BATCH];
     uint32_t frame_us[HW_FRAME_BATCH];

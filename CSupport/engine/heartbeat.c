@@ -85,6 +85,21 @@ hw_slot *hw_current_slot(void) {
     return hw_register_current_thread(role);
 }
 
+void hw_heartbeat_frames_elsewhere(hw_slot *slot) { slot->frames_elsewhere = true; }
+
+void hw_flush_own_frames(void) {
+    // Only the calling thread's buffer: another loop thread may be adding to its
+    // own right now. Those write theirs as they exit (hw_slot_release).
+    if (tls_state == TLS_WATCHED && tls_slot) hw_flush_frames(tls_slot);
+}
+
+hw_slot *hw_register_marked_loop(void) {
+    // Without a list the program's own marks are the only say there is: watch it.
+    if (!hw_g.patterns[0]) return hw_register_current_thread(HW_ROLE_LOOP);
+    // With one, the list decides, by the thread's name now (name it before marking).
+    return hw_current_slot();
+}
+
 /// Make `slot` the calling thread's slot for a while (main-queue work on a
 /// dispatch worker); returns what to restore afterwards.
 hw_tls_saved hw_tls_enter(hw_slot *slot) {
@@ -131,7 +146,7 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
         slot->launched = true;
     } else {
         if (busy >= hw_g.config.hang_ns) hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
-        if (hw_g.config.frame_ns) {
+        if (hw_g.config.frame_ns && !slot->frames_elsewhere) {
             uint32_t i = slot->frame_count;
             slot->frame_start[i] = slot->busy_since_ns;
             slot->frame_us[i] = busy / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(busy / 1000);

@@ -1,3 +1,4 @@
+import CHangWatchEngine
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,9 @@ enum ExitReport {
             // A forked child that calls exit() runs this hook on its copy of the
             // watcher: the stream, its rotation and the report are the parent's.
             guard let watcher = HangWatcher.shared, getpid() == watcher.ownerPid else { return }
+            // The exiting thread's loop frames still buffered (loop threads that
+            // ended wrote theirs as they exited), before the stream's summary and the report.
+            hw_flush_own_frames()
             watcher.finishEvents()
             guard let path = watcher.configuration.reportPath else { return }
             do {

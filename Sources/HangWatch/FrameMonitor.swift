@@ -10,7 +10,8 @@ import Glibc
 /// frame with `frame { … }`, or `frameStarted()` / `frameEnded()`. Several
 /// named monitors may run at once, from any threads. Their statistics join
 /// the watcher's report (`frames`, `frameLoops`); a frame that runs past the
-/// hang threshold is also sampled and reported as a hang.
+/// hang threshold is also sampled and reported as a hang (when the watcher has
+/// a thread list, `HANGWATCH_THREADS`, only on a thread it names).
 public final class FrameMonitor: Sendable {
     /// The loop's name, as the report shows it in `FrameStats.name`.
     public let name: String
@@ -40,7 +41,12 @@ public final class FrameMonitor: Sendable {
     public func frameStarted() {
         let now = hw_now_ns()
         openStartNs.store(now, ordering: .relaxed)
-        if let slot = FrameThread.slot() { hw_heartbeat_wait_end_at(slot, now) }
+        if let slot = FrameThread.slot() {
+            // This monitor counts the frames; the engine's frame deadline (HANGWATCH_FRAME_MS)
+            // must not count them again under the thread's name.
+            hw_heartbeat_frames_elsewhere(slot)
+            hw_heartbeat_wait_end_at(slot, now)
+        }
     }
 
     /// The frame's work is done.
@@ -76,12 +82,13 @@ public final class FrameMonitor: Sendable {
 }
 
 /// The calling thread's watch slot for frame loops, registered on first use
-/// so that long frames are sampled like hangs. A thread-local read after that.
+/// so that long frames are sampled like hangs (on a thread the thread list, if
+/// any, names: as a LoopHeartbeat's). A thread-local read after that.
 enum FrameThread {
     @inline(__always)
     static func slot() -> OpaquePointer? {
         if let slot = hw_current_slot() { return slot }
         guard hw_engine_running() else { return nil }
-        return hw_register_current_thread(UInt32(HW_ROLE_LOOP))
+        return hw_register_marked_loop()
     }
 }

@@ -100,7 +100,7 @@ public final class HangWatcher: Sendable {
             var engineConfig = hw_config(
                 hang_ns: UInt64(configuration.capture.hangMs * 1e6),
                 sample_period_ns: UInt64(1e9 / configuration.capture.sampleHz),
-                arm_ns: 0, frame_ns: 0,
+                arm_ns: 0, frame_ns: UInt64((configuration.capture.frameMs ?? 0) * 1e6),
                 thread_patterns: configuration.capture.threadPatterns.isEmpty ? nil : p,
                 flags: configuration.capture.sampler == .signal ? HW_CONFIG_SIGNAL_SAMPLES : 0)
             return hw_engine_start(anonymous.header, &engineConfig)
@@ -175,8 +175,11 @@ public final class HangWatcher: Sendable {
                           wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
     }
 
-    /// The report so far: hangs up to now, with their call trees.
+    /// The report so far: hangs up to now, with their call trees. With a frame
+    /// deadline (`HANGWATCH_FRAME_MS`), a loop's frames are written in batches: those
+    /// of a loop still running on another thread may be missing from the last quarter second.
     public func report() -> Report {
+        hw_flush_own_frames() // the calling thread's loop, if it is one: its frames so far
         drain()
         let run = state.withLock { $0.collector.snapshot() }
         let now = ProcessClock.monotonicNs()

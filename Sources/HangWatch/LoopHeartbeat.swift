@@ -11,9 +11,12 @@ public struct LoopHeartbeat: @unchecked Sendable {
     private let slot: OpaquePointer
 
     /// Registers the calling thread as a watched loop. Returns nil when the
-    /// watcher is not running or too many threads are watched.
+    /// watcher is not running, too many threads are watched, or the watcher has
+    /// a thread list (`HANGWATCH_THREADS`, `CaptureConfig.threadPatterns`) that
+    /// does not name this thread (`main` for the main thread): name the thread
+    /// before making its heartbeat.
     public init?() {
-        guard HangWatcher.shared != nil, let slot = hw_register_current_thread(UInt32(HW_ROLE_LOOP)) else { return nil }
+        guard HangWatcher.shared != nil, let slot = hw_register_marked_loop() else { return nil }
         self.slot = slot
     }
 

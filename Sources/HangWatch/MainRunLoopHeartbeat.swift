@@ -6,7 +6,9 @@ import CoreFoundation
 /// waiting" (a new one starts), in all common modes.
 enum MainRunLoopHeartbeat {
     static func install() {
-        guard let slot = hw_register_current_thread(UInt32(HW_ROLE_MAIN_THREAD)) else { return }
+        // The engine registered the main thread as it started, unless a thread
+        // list (HANGWATCH_THREADS) leaves "main" out: then it is not watched.
+        guard let slot = hw_current_slot() else { return }
         let address = UInt(bitPattern: slot)
         let activities = CFRunLoopActivity.beforeWaiting.rawValue | CFRunLoopActivity.afterWaiting.rawValue
         let observer = CFRunLoopObserverCreateWithHandler(nil, activities, true, 0) { _, activity in

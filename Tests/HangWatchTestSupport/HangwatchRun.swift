@@ -27,13 +27,15 @@ package struct HangwatchRun {
         return HangwatchRun(result: result, report: report, measured: measured, scratch: scratch)
     }
 
-    /// Runs a demo that watches itself with the HangWatch library (`--library REPORT.json`).
-    package static func library(_ program: String, _ programArgs: [String] = [], timeout: TimeInterval = 60) throws -> HangwatchRun {
+    /// Runs a demo that watches itself with the HangWatch library (`--library REPORT.json`),
+    /// with `environment` added to the test's own.
+    package static func library(_ program: String, _ programArgs: [String] = [], environment: [String: String]? = nil,
+                                timeout: TimeInterval = 60) throws -> HangwatchRun {
         let scratch = try TestPaths.scratch()
         let reportPath = scratch.appendingPathComponent("library-report.json").path
         let measurePath = scratch.appendingPathComponent("measure.txt").path
         let result = try ProcessRunner.run(program, programArgs + ["--library", reportPath, "--measure", measurePath],
-                                           timeout: timeout)
+                                           environment: environment, timeout: timeout)
         guard let data = FileManager.default.contents(atPath: reportPath) else {
             throw TestFailure("the library wrote no report; status \(result.status), stderr: \(result.stderr)")
         }

@@ -32,6 +32,7 @@ package enum TestPaths {
     package static var asyncMainDemo: String { buildDirectory.appendingPathComponent("AsyncMainDemo").path }
     package static var frameLoopDemo: String { buildDirectory.appendingPathComponent("FrameLoopDemo").path }
     package static var waitDemo: String { buildDirectory.appendingPathComponent("WaitDemo").path }
+    package static var libraryAPIDemo: String { buildDirectory.appendingPathComponent("LibraryAPIDemo").path }
 
     package static func demoSource(_ name: String) -> String {
         packageRoot.appendingPathComponent("Demos/c/\(name)").path

@@ -89,6 +89,11 @@ typedef struct hw_slot hw_slot;
 hw_slot *hw_current_slot(void);
 /// Register the calling thread explicitly with a role (library API).
 hw_slot *hw_register_current_thread(uint32_t role);
+/// The calling thread's slot for a loop the program marks itself (the library's
+/// LoopHeartbeat and FrameMonitor): with no thread list every such thread is
+/// watched; with one, only a thread it names ("main" for the main thread), as
+/// for the agent's waits. NULL when the thread is not watched.
+hw_slot *hw_register_marked_loop(void);
 /// The loop is about to wait for events: the busy period ends now.
 void hw_heartbeat_wait_begin(hw_slot *slot);
 /// The loop's wait returned: a busy period starts now.
@@ -96,6 +101,12 @@ void hw_heartbeat_wait_end(hw_slot *slot);
 /// The same, with a timestamp the caller already read (saves a clock read).
 void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now_ns);
 void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now_ns);
+/// The loop on `slot` counts its frames itself (a FrameMonitor): with a frame
+/// deadline the engine records none for it, so they are not counted twice.
+void hw_heartbeat_frames_elsewhere(hw_slot *slot);
+/// Writes the frames the calling thread's loop has buffered (they are written
+/// in batches, and at the thread's exit): before a report, so it has them all.
+void hw_flush_own_frames(void);
 
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
