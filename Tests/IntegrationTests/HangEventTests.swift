@@ -35,7 +35,15 @@ extension Integration {
                         "\(event.hang.sampleCount) vs \(hang.sampleCount)")
                 #expect(event.hang.callTree?.heaviestPathSymbols == hang.callTree?.heaviestPathSymbols)
                 #expect(!event.hang.inProgress)
+                // "About 50 ms after it ends": the settle (50 ms at 1 kHz), then the next 10 ms drain
+                // and the symbolication; 150 ms covers a loaded machine.
+                if let start = event.hangStartUnixNs {
+                    let afterEndMs = Double(event.timeUnixNs - start) / 1e6 - hang.durationMs
+                    #expect(afterEndMs >= 50 && afterEndMs <= 150, "hang \(hang.id) told \(afterEndMs) ms after its end")
+                }
             }
+            // Ids number hangs in the order they are first told: one thread here, so start order.
+            #expect(ended.map(\.hang.id) == Array(1...ended.count))
             // Each reported hang was told while it ran, before it ended, with the same id.
             for hang in ended.map(\.hang).filter(\.reported) {
                 let lines = events.filter { $0.hang.id == hang.id }
