@@ -29,6 +29,10 @@ extension Integration {
             let long = measured.filter { $0.durationMs >= 100 }
             #expect(long.map(\.name) == ["parseLargeDocument", "renderThumbnails", "refreshCache"])
             #expect(attach.report.hangs.count == long.count, "hangs: \(attach.report.hangs.map(\.durationMs))")
+            // The README's figures (start ±2 ms after a quiet spell, end ±0.5 ms, durations seen
+            // within −2/+1.5 ms) are what the poller's 4 ms and 1 ms polls give when it gets the CPU
+            // on time. 5 ms here: without CAP_SYS_NICE its raised priority is not granted, and on a
+            // loaded 2-core machine a poll can come one 4 ms period late.
             for work in long {
                 let hang = try #require(attach.hang(matching: work, toleranceMs: 5),
                                         "\(work.name) \(work.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
