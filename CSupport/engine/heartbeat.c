@@ -146,8 +146,17 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
         slot->launched = true;
     } else {
         if (busy >= hw_g.config.hang_ns) hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
-        if (hw_g.config.frame_ns && !slot->frames_elsewhere) {
+        // Frames are the owning thread's alone. The main queue's slot in probe
+        // mode (the library's dispatchMain()) is ended by the worker that ran
+        // the probe or by the watchdog, two threads: it records none (its
+        // "frames" would only be the stalls, with estimated starts anyway).
+        bool shared_slot = slot->role == HW_ROLE_MAIN_QUEUE && __atomic_load_n(&hw_g.probe_main_queue, __ATOMIC_ACQUIRE);
+        if (hw_g.config.frame_ns && !slot->frames_elsewhere && !shared_slot) {
             uint32_t i = slot->frame_count;
+            if (i >= HW_FRAME_BATCH) { // never past the buffer, whatever went wrong
+                hw_flush_frames(slot);
+                i = 0;
+            }
             slot->frame_start[i] = slot->busy_since_ns;
             slot->frame_us[i] = busy / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(busy / 1000);
             slot->frame_count = i + 1;
@@ -217,6 +226,7 @@ uint32_t hw_signal_hits(const hw_slot *slot) {
 
 void hw_flush_frames(hw_slot *slot) {
     uint32_t n = slot->frame_count;
+    if (n > HW_FRAME_BATCH) n = HW_FRAME_BATCH; // the record holds a batch, no more
     if (n == 0 || !hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_frames *rec = (hw_rec_frames *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (rec) {

@@ -11,7 +11,9 @@ import Glibc
 /// named monitors may run at once, from any threads. Their statistics join
 /// the watcher's report (`frames`, `frameLoops`); a frame that runs past the
 /// hang threshold is also sampled and reported as a hang (when the watcher has
-/// a thread list, `HANGWATCH_THREADS`, only on a thread it names).
+/// a thread list, `HANGWATCH_THREADS`, only on a thread it names). Once a
+/// monitor has timed a frame on a thread, the engine's own frames for that
+/// thread's loop (`HANGWATCH_FRAME_MS`) stop: the monitor's are the ones counted.
 public final class FrameMonitor: Sendable {
     /// The loop's name, as the report shows it in `FrameStats.name`.
     public let name: String

@@ -176,8 +176,10 @@ public final class HangWatcher: Sendable {
     }
 
     /// The report so far: hangs up to now, with their call trees. With a frame
-    /// deadline (`HANGWATCH_FRAME_MS`), a loop's frames are written in batches: those
-    /// of a loop still running on another thread may be missing from the last quarter second.
+    /// deadline (`HANGWATCH_FRAME_MS`), each loop writes its frames in batches (64
+    /// frames, or a quarter second after the oldest, checked as each frame ends): a
+    /// loop on another thread may still hold up to 63 frames this report does not have,
+    /// for as long as that loop stays idle. The calling thread's own loop is complete.
     public func report() -> Report {
         hw_flush_own_frames() // the calling thread's loop, if it is one: its frames so far
         drain()

@@ -81,6 +81,23 @@ extension Integration {
             #expect(reportedFunctions(library.report, among: ["importPhotos"]) == ["importPhotos"])
         }
 
+        /// With a frame deadline, the main queue's probe slot (ended by a worker or by the
+        /// watchdog, two threads) records no frames: nothing of it may reach the frame buffer,
+        /// which only its owning thread may write. The hangs are as without the deadline.
+        @Test func dispatchMainProbeWithAFrameDeadlineRecordsNoQueueFrames() throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo,
+                                                   environment: ["HANGWATCH_FRAME_MS": "16.667"])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            #expect(library.report.hangs.count == 2, "hangs: \(library.report.hangs.map(\.durationMs))")
+            // The demo's only loop is the main queue (its main thread parks in dispatchMain()):
+            // no frame loop at all. (Before the fix its stalls came out as a loop named after the process.)
+            #expect(library.report.frameLoops.isEmpty, "\(library.report.frameLoops.map { ($0.name, $0.frameCount) })")
+            for name in ["importPhotos", "updateBadge"] {
+                let work = try #require(library.work(name).first)
+                #expect(library.hang(startingNear: work, toleranceMs: 22) != nil, "\(name)")
+            }
+        }
+
         @Test func asyncMainLibraryProbe() throws {
             let library = try HangwatchRun.library(TestPaths.asyncMainDemo)
             #expect(library.result.status == 0)

@@ -86,7 +86,10 @@ extension Integration {
                 // code.function.name: the demo's own function the hang spent its time in, never libc.
                 if hang.reported {
                     let name = try #require(attributes["code.function.name"] as? String)
-                    #expect(["parseLargeDocument", "tokenize", "renderThumbnails"].contains { name.contains($0) }, "\(name)")
+                    // parseLargeDocument's time is split between its tokenize (about 70 %) and
+                    // checksum calls; either may come out on top, both are the demo's own.
+                    #expect(["parseLargeDocument", "tokenize", "checksum", "renderThumbnails"].contains { name.contains($0) },
+                            "\(name)")
                 }
             }
             let frames = records.compactMap { ($0["attributes"] as? [String: Any])?["hangwatch.hang.heaviest_frames"] as? [String] }

@@ -29,9 +29,15 @@ package final class JobThread: @unchecked Sendable {
     /// Queues `job`, or counts it refused when the backlog is full; true when queued.
     @discardableResult
     package func submit(_ job: @escaping @Sendable () -> Void) -> Bool {
+        submit(job, counted: true)
+    }
+
+    /// `counted`: a refusal counts in `refused` (a hang dropped); `drain`'s own
+    /// marker, retried while the backlog is full, is no dropped hang.
+    private func submit(_ job: @escaping @Sendable () -> Void, counted: Bool) -> Bool {
         lock.lock()
         let accepted = backlog.count < capacity
-        if accepted { backlog.append(job) } else { refusedCount += 1 }
+        if accepted { backlog.append(job) } else if counted { refusedCount += 1 }
         lock.unlock()
         if accepted { wake.signal() }
         return accepted
@@ -43,7 +49,7 @@ package final class JobThread: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
         // A full backlog refuses the marker: then wait for room first, within the bound.
         let deadline = DispatchTime.now() + .nanoseconds(Int(min(timeoutNs, UInt64(Int.max))))
-        while !submit({ done.signal() }) {
+        while !submit({ done.signal() }, counted: false) {
             if DispatchTime.now() >= deadline { return false }
             usleep(10_000)
         }
