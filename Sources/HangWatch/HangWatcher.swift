@@ -141,7 +141,10 @@ public final class HangWatcher: Sendable {
     private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
         state.withLock { s in
             log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
-            guard let live = s.live else { return [] }
+            // After the exit's final pass nothing more is told: the stream's last
+            // line stays its summary while the callback and exporter finish.
+            guard let live = s.live, !s.eventsFinished else { return [] }
+            if final { s.eventsFinished = true }
             let now = ProcessClock.monotonicNs()
             let events = final ? live.finalEvents(from: s.collector, endNs: now)
                                : live.events(from: s.collector, nowNs: now)
@@ -230,6 +233,8 @@ struct ReaderState: ~Copyable {
     /// Hang events, when a stream, a callback or an exporter wants them.
     var live: LiveHangs?
     var eventFile: RotatingEventLog?
+    /// Set by the exit's final pass (`finishEvents`).
+    var eventsFinished = false
     /// `events`: what live hang events need (thresholds, this process, its
     /// start on the monotonic clock), or nil when nothing wants them.
     init(events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {

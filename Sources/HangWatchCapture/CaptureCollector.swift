@@ -91,7 +91,12 @@ package final class CaptureCollector {
         case Int(HW_REC_NOTE.rawValue):
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
             let note = CaptureNote(tid: n.tid, code: n.code, value: n.value)
-            if noteSet.count < Self.maxNotes, noteSet.insert(note).inserted { run.notes.append(note) }
+            // Notes whose text names no value are kept once per thread whatever their value,
+            // so per-hang repeats cannot use up the cap before another thread's first note.
+            let valueless = [HW_NOTE_SIGNAL_BLOCKED.rawValue, HW_NOTE_SIGNAL_REPLACED.rawValue,
+                             HW_NOTE_STATE_UNREADABLE.rawValue].contains(n.code)
+            let key = valueless ? CaptureNote(tid: n.tid, code: n.code, value: 0) : note
+            if noteSet.count < Self.maxNotes, noteSet.insert(key).inserted { run.notes.append(note) }
         case Int(HW_REC_FRAMES.rawValue):
             let f = raw.assumingMemoryBound(to: hw_rec_frames.self).pointee
             let count = Int(min(f.count, UInt32(HW_FRAME_BATCH)))

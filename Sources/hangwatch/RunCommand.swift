@@ -57,18 +57,19 @@ enum RunCommand {
         environment["LD_PRELOAD"] = AgentLocator.programPreload(agent: agent,
                                                                 environment: ProcessInfo.processInfo.environment)
 
-        let programSignalMask = SignalForwarding.install()
-        let startNs = SystemClock.monotonicNs()
         // Opened before the program starts: a path that cannot be written is said at once.
         let events: RotatingEventLog?
         do {
             events = try options.eventsPath.map { path throws(EventFileError) in
-                try RotatingEventLog(path: path, rotation: options.rotation, nowNs: startNs)
+                try RotatingEventLog(path: path, rotation: options.rotation, nowNs: SystemClock.monotonicNs())
             }
         } catch {
             writeStderr("hangwatch: \(error)")
             return ExitCode.cannotCreate
         }
+        let programSignalMask = SignalForwarding.install()
+        // Read after the event file's set-up (which may move files), so launch and hang starts exclude it.
+        let startNs = SystemClock.monotonicNs()
         let startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         let pid: pid_t
         do {

@@ -78,7 +78,8 @@ extension Integration {
             let current = try #require(summaries.first)
             #expect(run.report.summary.hangCount == current.summary.hangCount)
             #expect(abs(run.report.summary.totalHangMs - current.summary.totalHangMs) < 0.01 * Double(max(1, current.summary.hangCount)))
-            #expect(run.report.notes.contains { $0.contains("rotated \(files.count - 1) time") }, "\(run.report.notes)")
+            #expect(run.report.notes.contains { $0.contains("closed \(files.count - 1) interval")
+                && $0.contains("(\(files.count - 1) rotated into") }, "\(run.report.notes)")
 
             // A rotated file reads as a report, its interval in the notes.
             let older = try ProcessRunner.run(TestPaths.hangwatch, ["report", files[1].path, "--format", "json"])
@@ -134,7 +135,7 @@ extension Integration {
             #expect(summaries.reduce(0) { $0 + $1.summary.hangCount } == measured.count)
             let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: reportPath)))
             #expect(report.summary.hangCount == summaries.first?.summary.hangCount)
-            #expect(report.notes.contains { $0.contains("event stream rotated") }, "\(report.notes)")
+            #expect(report.notes.contains { $0.contains("event stream closed") }, "\(report.notes)")
         }
 
         /// A file left by an earlier run moves into the chain untouched; a rotation that cannot
@@ -171,6 +172,32 @@ extension Integration {
             #expect(contents.summaries.count >= 2, "\(contents.summaries.map(\.closedBy))")
             #expect(contents.summaries.reduce(0) { $0 + $1.summary.hangCount } == ended.count)
             #expect(run.report.notes.contains { $0.contains("rotation") && $0.contains("failed") }, "\(run.report.notes)")
+        }
+
+        /// The live file deleted under hangwatch (a cleanup job, an outside rotation): the path
+        /// is opened anew at the next line, the files already in the chain stay, and the
+        /// report says what happened.
+        @Test func aDeletedLiveFileIsOpenedAnewAndTheChainKept() throws {
+            let scratch = try TestPaths.scratch()
+            let stream = scratch.appendingPathComponent("hangs.jsonl").path
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "8"],
+                                           hangwatchArgs: ["--events", stream, "--rotate", "3s", "--keep", "5"],
+                                           scratch: scratch) { _ in
+                // After the first rotation (3 s), delete the live file once.
+                usleep(4_200_000)
+                unlink(stream)
+            }
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            #expect(run.report.notes.contains { $0.contains("deleted or moved away 1 time") }, "\(run.report.notes)")
+            let files = try files(stream)
+            // The first interval's file was rotated before the deletion and is still there.
+            #expect(files.count >= 2, "\(files.map(\.path))")
+            let oldest = try #require(files.last)
+            #expect(oldest.summaries.count == 1 && oldest.lastLineIsSummary)
+            #expect(oldest.events.contains { $0.hang.id == 1 }, "the first hangs are kept")
+            // Lines after the deletion were written: the current file ends with the exit summary.
+            #expect(files[0].summaries.last?.closedBy == .exit && files[0].lastLineIsSummary)
+            #expect(files[0].events.contains { $0.phase == .ended })
         }
 
         @Test(arguments: [

@@ -18,6 +18,7 @@ package final class EventFile {
     /// Opens (creating, never truncating) `path`; throws the errno text.
     /// Non-blocking, so a FIFO nobody reads never stops the reader.
     package init(path: String) throws(EventFileError) {
+        self.path = path
         let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK, 0o644)
         guard fd >= 0 else { throw EventFileError(path: path, reason: String(cString: strerror(errno))) }
         var info = stat()
@@ -30,24 +31,32 @@ package final class EventFile {
 
     /// The file's size when it was opened (it is appended to, never truncated).
     package let initialSize: Int
+    /// The path it was opened at.
+    package let path: String
 
-    deinit { if isOurs { close(fd) } }
+    deinit { if isSameFile { close(fd) } }
 
-    /// Whether `fd` still names the file it was opened on, and that file still
-    /// has a name (lines written to a deleted file would be lost unseen).
+    /// Whether `fd` still names the file it was opened on (in the library the
+    /// program may have closed it and reused the number).
+    private var isSameFile: Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
+    }
+
+    /// Whether lines written now would be read: the descriptor is ours and the
+    /// file still has a name (lines written to a deleted file are lost unseen).
     private var isOurs: Bool {
         var info = stat()
         return fstat(fd, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
             && info.st_nlink > 0
     }
 
-    /// Writes one event as one line (see `append(line:)`).
-    package func append(_ event: HangEvent) {
-        guard let line = try? HangEventLines.encode(event) else {
-            failedWrites += 1
-            return
-        }
-        append(line: line)
+    /// Whether `path` still names this file: false once someone deleted the
+    /// file or moved it away (an outside log rotation), and the path is to be
+    /// opened anew.
+    package var isAtPath: Bool {
+        var info = stat()
+        return stat(path, &info) == 0 && UInt64(info.st_dev) == device && UInt64(info.st_ino) == inode
     }
 
     /// Writes one encoded line. A short write (disk full) is ended with a

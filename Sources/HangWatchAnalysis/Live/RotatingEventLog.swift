@@ -34,13 +34,19 @@ package final class RotatingEventLog {
     private var tally = IntervalTally()
     /// Failed writes of files no longer written to, and lines that could not be encoded.
     private var earlierFailedWrites = 0
-    /// How many times the file was closed and a new one started.
+    /// How many intervals were closed with a summary (rotations, and attempts that failed).
+    package private(set) var intervalsClosed = 0
+    /// How many times the file was moved into the chain and a new one started.
     package private(set) var rotations = 0
     /// Rotations that could not rename or reopen, and the first reason.
     package private(set) var failedRotations = 0
     private var firstRotationFailure: String?
-    /// Hangs told in files already closed (the report at exit no longer holds them).
-    package private(set) var hangsInClosedFiles = 0
+    /// Hangs told in intervals already closed (the report at exit no longer holds them).
+    package private(set) var hangsInClosedIntervals = 0
+    /// Times the file was found deleted or moved away by someone else, and opened anew at the path.
+    package private(set) var reopenedAfterRemoval = 0
+    /// Room kept for the closing summary in this interval (see `append`).
+    private var summaryRoom: Int?
 
     /// Opens (creating, never truncating) `path`; throws the errno text.
     /// With a policy, a non-empty file already at `path` is moved to
@@ -50,8 +56,11 @@ package final class RotatingEventLog {
         self.rotation = rotation
         if let keep = rotation?.keep {
             var info = stat()
-            if stat(path, &info) == 0, info.st_size > 0, (info.st_mode & S_IFMT) == S_IFREG {
-                _ = Self.shift(path, keep: keep)
+            if stat(path, &info) == 0, info.st_size > 0, (info.st_mode & S_IFMT) == S_IFREG,
+               let failure = Self.shift(path, keep: keep) {
+                // Appended to, then: the earlier run's lines stay before this run's.
+                failedRotations += 1
+                firstRotationFailure = "moving the earlier run's file: \(failure)"
             }
         }
         file = try EventFile(path: path)
@@ -64,17 +73,21 @@ package final class RotatingEventLog {
     /// covers only the interval since the last one.
     package var reportNote: String? {
         var notes: [String] = []
-        if rotations > 0 {
+        if intervalsClosed > 0 {
             let kept = rotation.map { min(rotations, $0.keep) } ?? 0
-            notes.append("the event stream rotated \(rotations) time\(rotations == 1 ? "" : "s"): this report covers "
+            notes.append("the event stream closed \(intervalsClosed) interval\(intervalsClosed == 1 ? "" : "s") "
+                + "(\(rotations) rotated into \(Self.name(path, 1)) and older, \(kept) kept): this report covers "
                 + "the \(NumberFormat.fixed(Double(max(0, SystemClock.unixNs() - openedUnixNs)) / 1e9, 1)) s since "
-                + "the last rotation; \(hangsInClosedFiles) hang\(hangsInClosedFiles == 1 ? " ended" : "s ended") "
-                + "before it, in the closed files (\(kept) kept, from \(Self.name(path, 1))), each ending with its "
-                + "interval's summary")
+                + "the last; the \(hangsInClosedIntervals) hang\(hangsInClosedIntervals == 1 ? "" : "s") that ended "
+                + "before it are in the stream, each interval ending with its summary")
         }
         if failedRotations > 0 {
             notes.append("\(failedRotations) rotation\(failedRotations == 1 ? "" : "s") of \(path) failed "
                 + "(\(firstRotationFailure ?? "unknown")): the lines went on to the file already open")
+        }
+        if reopenedAfterRemoval > 0 {
+            notes.append("\(path) was deleted or moved away \(reopenedAfterRemoval) time\(reopenedAfterRemoval == 1 ? "" : "s") "
+                + "while hangwatch wrote to it, and opened anew there")
         }
         return notes.isEmpty ? nil : notes.joined(separator: "; ")
     }
@@ -87,10 +100,9 @@ package final class RotatingEventLog {
     /// (not with `final`: at exit the file is closed by `close`, not rotated).
     package func append(_ events: [HangEvent], live: LiveHangs, collector: CaptureCollector, nowNs: UInt64,
                         final: Bool = false) {
-        // Room kept for the summary that closes the file: its size now, plus
-        // slack for the digits the tally and frame counts gain meanwhile. Made
-        // once per batch, not per line: it reads every frame of the interval.
-        var summaryRoom: Int?
+        // A file someone deleted or moved away (an outside log rotation) takes
+        // no more lines: the path is opened anew, and the chain is left alone.
+        if !events.isEmpty, !file.isAtPath { reopenAfterRemoval() }
         for event in events {
             // Counted whatever happens to the line, so the tally and the keys
             // the collector forgets at the next rotation stay in step.
@@ -100,13 +112,14 @@ package final class RotatingEventLog {
                 continue
             }
             if let max = rotation?.maxBytes, bytes > 0 {
+                // Room kept for the summary that closes the file: its size when
+                // first needed in the interval, plus slack for the digits the
+                // tally and frame counts gain and a loop or two more. Made once
+                // per interval: it reads every frame of the interval.
                 let room = summaryRoom ?? (summaryLine(.size, live: live, collector: collector,
-                                                       endUnixNs: SystemClock.unixNs(ofMonotonic: nowNs)).count + 256)
+                                                       endUnixNs: SystemClock.unixNs(ofMonotonic: nowNs)).count + 512)
                 summaryRoom = room
-                if bytes + line.count + room > max {
-                    rotate(.size, live: live, collector: collector, nowNs: nowNs)
-                    summaryRoom = nil
-                }
+                if bytes + line.count + room > max { rotate(.size, live: live, collector: collector, nowNs: nowNs) }
             }
             file.append(line: line)
             bytes += line.count
@@ -147,13 +160,17 @@ package final class RotatingEventLog {
         // One reading ends this interval and starts the next: no gap, no overlap.
         let boundary = max(SystemClock.unixNs(ofMonotonic: nowNs), openedUnixNs)
         writeSummary(why, live: live, collector: collector, endUnixNs: boundary)
-        if let failure = Self.shift(path, keep: keep) {
+        if !file.isAtPath {
+            // Deleted or moved away by someone else: nothing of ours to move into the chain.
+            reopenAfterRemoval()
+        } else if let failure = Self.shift(path, keep: keep) {
             noteFailure(failure)
         } else {
             do {
                 let next = try EventFile(path: path)
                 earlierFailedWrites += file.failedWrites
                 file = next
+                rotations += 1
             } catch {
                 // The open descriptor (now NAME.1) goes on taking lines rather than losing them.
                 noteFailure(error.reason)
@@ -161,8 +178,9 @@ package final class RotatingEventLog {
         }
         // The interval ends whether or not the files moved: its summary is
         // written, and a failure is retried only at the next boundary.
-        rotations += 1
-        hangsInClosedFiles += tally.summary.hangCount
+        intervalsClosed += 1
+        hangsInClosedIntervals += tally.summary.hangCount
+        summaryRoom = nil
         // What the closed interval holds leaves memory.
         collector.forget(live.takeClosed(endedEvents: tally.summary.hangCount))
         collector.forgetFrames()
@@ -171,6 +189,15 @@ package final class RotatingEventLog {
         bytes = 0
         openedNs = nowNs
         openedUnixNs = boundary
+    }
+
+    /// Opens `path` anew after the file was deleted or moved away under us.
+    private func reopenAfterRemoval() {
+        guard let next = try? EventFile(path: path) else { return }
+        earlierFailedWrites += file.failedWrites
+        file = next
+        bytes = next.initialSize
+        reopenedAfterRemoval += 1
     }
 
     private func noteFailure(_ reason: String) {

@@ -29,8 +29,8 @@ extension Report {
            let last = (events.map(\.timeUnixNs) + intervals.map(\.endUnixNs)).max() {
             process.wallMs = Double(max(0, last - start)) / 1e6
         }
-        var notes = ["rebuilt from \(events.count) hang events; the process's exit, frame loops and launch are not "
-                     + "in an event stream, and its time ends at the last event"]
+        var notes = ["rebuilt from \(events.count) hang events; the process's exit and launch are not in an event "
+                     + "stream, frame loops only in its interval summaries (below), and its time ends at the last event"]
         notes += intervals.map(Self.describe)
         let stillRunning = hangs.filter(\.inProgress).count
         if stillRunning > 0 {
