@@ -93,6 +93,15 @@ void hw_flush_own_frames(void) {
     if (tls_state == TLS_WATCHED && tls_slot) hw_flush_frames(tls_slot);
 }
 
+void hw_own_loop_waits(void) {
+    // What the calling thread does from now on is hangwatch's (the library's
+    // exit work: telling the last hangs, waiting for the callback), not the
+    // program's: its loop's busy period, if one runs, ends here.
+    if (tls_state == TLS_WATCHED && tls_slot &&
+        __atomic_load_n(&tls_slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY)
+        hw_heartbeat_wait_begin(tls_slot);
+}
+
 hw_slot *hw_register_marked_loop(void) {
     // Without a list the program's own marks are the only say there is: watch it.
     if (!hw_g.patterns[0]) return hw_register_current_thread(HW_ROLE_LOOP);

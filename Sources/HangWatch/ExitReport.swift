@@ -12,6 +12,10 @@ enum ExitReport {
             // A forked child that calls exit() runs this hook on its copy of the
             // watcher: the stream, its rotation and the report are the parent's.
             guard let watcher = HangWatcher.shared, getpid() == watcher.ownerPid else { return }
+            // The program's work ends where exit() began: the time hangwatch spends
+            // below (the last hangs told, up to 1 s for a callback, the report) is
+            // not a hang of the exiting thread's loop.
+            hw_own_loop_waits()
             // The exiting thread's loop frames still buffered (loop threads that
             // ended wrote theirs as they exited), before the stream's summary and the report.
             hw_flush_own_frames()

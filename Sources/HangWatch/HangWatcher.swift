@@ -167,9 +167,14 @@ public final class HangWatcher: Sendable {
     /// callback and the exporter get a bounded time to finish (1 s and 2 s).
     func finishEvents() {
         deliver(drainAndTakeEvents(final: true))
-        _ = delivery?.flush(timeoutNs: 1_000_000_000)
+        if let delivery, !delivery.flush(timeoutNs: 1_000_000_000) {
+            callbackStuckAtExit.store(true, ordering: .relaxed)
+        }
         _ = exporter?.flush(timeoutNs: 2_000_000_000)
     }
+
+    /// Set when the `onHang` callback had not returned after the 1 s the exit gives it.
+    private let callbackStuckAtExit = Atomic<Bool>(false)
 
     /// This process, as events name it (no end yet).
     private static func processRecord(startNs: UInt64) -> ProcessInfoRecord {
@@ -193,6 +198,9 @@ public final class HangWatcher: Sendable {
                                  exitCode: nil, signal: nil, startNs: startNs, endNs: now)
         facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         var notes: [String] = []
+        if callbackStuckAtExit.load(ordering: .relaxed) {
+            notes.append("the onHang callback had not returned at exit: hangwatch waited 1 s for it, then went on")
+        }
         if let dropped = delivery?.dropped, dropped > 0 {
             notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
         }

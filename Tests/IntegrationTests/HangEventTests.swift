@@ -100,6 +100,39 @@ extension Integration {
             #expect(told.last?.hang.callTree?.allSymbols.contains { $0.contains("spinForever") } == true)
         }
 
+        /// A callback that blocks for good (here in open() of a FIFO nobody reads) holds back
+        /// only later callbacks: the program's hangs are measured as ever, the report has them
+        /// all, and at exit hangwatch waits for the callback 1 s, not for ever.
+        @Test func aBlockedCallbackHoldsBackOnlyLaterCallbacksAndExitWaitsOneSecond() throws {
+            func run(onHang path: String, _ scratch: URL) throws -> (seconds: Double, report: Report, work: [MeasuredWork]) {
+                let report = scratch.appendingPathComponent("library.json").path
+                let measure = scratch.appendingPathComponent("measure.txt").path
+                let started = Date()
+                let result = try ProcessRunner.run(TestPaths.runLoopDemo,
+                                                   ["--library", report, "--on-hang", path, "--measure", measure],
+                                                   timeout: 60)
+                #expect(result.status == 0, "\(result.stderr)")
+                let decoded = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report)))
+                return (Date().timeIntervalSince(started), decoded, MeasuredWork.parse(file: measure))
+            }
+            let freeScratch = try TestPaths.scratch(), blockedScratch = try TestPaths.scratch()
+            let free = try run(onHang: freeScratch.appendingPathComponent("hangs.log").path, freeScratch)
+            let fifo = blockedScratch.appendingPathComponent("nobody-reads.fifo").path
+            #expect(mkfifo(fifo, 0o644) == 0)
+            let blocked = try run(onHang: fifo, blockedScratch)
+            let extra = blocked.seconds - free.seconds
+            #expect(extra >= 0.8 && extra <= 1.8, "a blocked callback made the exit \(extra) s longer")
+            // hangwatch's own wait at exit is no hang of the program's, and the report says it waited.
+            #expect(blocked.report.hangs.count == free.report.hangs.count,
+                    "\(blocked.report.hangs.map(\.durationMs)) vs \(free.report.hangs.map(\.durationMs))")
+            #expect(blocked.report.notes.contains { $0.contains("onHang callback had not returned at exit") },
+                    "\(blocked.report.notes)")
+            for work in blocked.work.filter({ $0.durationMs >= 100 }) {
+                #expect(blocked.report.hangs.contains { abs($0.durationMs - work.durationMs) <= 5 },
+                        "\(work.name) \(work.durationMs) ms; hangs \(blocked.report.hangs.map(\.durationMs))")
+            }
+        }
+
         @Test(arguments: ["RunLoopDemo", "DispatchMainDemo"])
         func theLibraryCallbackRunsOncePerHangOffTheHungThread(demo: String) throws {
             let scratch = try TestPaths.scratch()

@@ -127,6 +127,16 @@ extension Integration {
                                            hangwatchArgs: ["--otlp-endpoint", receiver.url], scratch: scratch)
             let lines = try receiver.lines()
             #expect(lines.filter { $0["refused"] != nil }.count == 2)
+            // The first post is refused, retried 0.25 s later (refused again), then 0.5 s after that
+            // (received): the gaps on the receiver's clock, with room for a loaded machine.
+            let times = lines.compactMap { $0["receivedAt"] as? Double }
+            if times.count >= 3 {
+                let (first, second) = (times[1] - times[0], times[2] - times[1])
+                #expect(first >= 0.24 && first < 0.6, "first retry after \(first) s")
+                #expect(second >= 0.49 && second < 0.9, "second retry after \(second) s")
+            } else {
+                Issue.record("\(lines.count) posts logged")
+            }
             // One record per hang as it ended, and one more per reported hang while it ran.
             let expected = run.report.hangs.count + run.report.hangs.filter(\.reported).count
             #expect(lines.filter { $0["refused"] == nil }.count == expected, "\(lines)")

@@ -7,6 +7,7 @@ usage: otlp_receiver.py PORT_FILE OUT [--fail-first N] [--status CODE]
   --fail-first N  answer the first N posts with 500 (exercises retries)
 """
 import json
+import time
 import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
@@ -36,7 +37,7 @@ def main():
                 self.send_response(500)
                 self.end_headers()
                 with open(out, "a") as f:
-                    f.write(json.dumps({"refused": state["posts"]}) + "\n")
+                    f.write(json.dumps({"refused": state["posts"], "receivedAt": time.monotonic()}) + "\n")
                 return
             request = logs_service_pb2.ExportLogsServiceRequest()
             request.ParseFromString(body)  # raises on a malformed body: the test then sees no record
@@ -56,6 +57,7 @@ def main():
                             "eventName": r.event_name,
                             "body": value(r.body),
                             "attributes": {kv.key: value(kv.value) for kv in r.attributes},
+                            "receivedAt": time.monotonic(),
                         })
             with open(out, "a") as f:
                 for record in records:

@@ -107,6 +107,10 @@ void hw_heartbeat_frames_elsewhere(hw_slot *slot);
 /// Writes the frames the calling thread's loop has buffered (they are written
 /// in batches, and at the thread's exit): before a report, so it has them all.
 void hw_flush_own_frames(void);
+/// The calling thread's loop, if it is a watched one that is busy, counts as
+/// waiting from now: for hangwatch's own work at the program's exit, which is
+/// no hang of the program's.
+void hw_own_loop_waits(void);
 
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
