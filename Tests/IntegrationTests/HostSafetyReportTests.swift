@@ -110,7 +110,8 @@ extension Integration {
 
         // Issue 14: a stack deeper than the kernel sampler's 24 KiB copy is cut there, and the
         // report marks the cut (a `<stack not fully captured>` root) instead of a made-up caller.
-        // The signal sampler copies the whole stack (the sanitizer pass): no cut expected there.
+        // (The signal sampler, in the sanitizer pass, copies more: its tree is deeper than the
+        // report file keeps, so only the hang itself is checked there.)
         @Test func stackDeeperThanTheCopyIsMarkedTruncated() throws {
             let program = try SafetyProgram.build("deep_stack")
             let plain = try program.plain([])
@@ -120,9 +121,9 @@ extension Integration {
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             let hang = try #require(run.report.hangs.first)
             let symbols = Safety.symbols(hang)
-            #expect(symbols.contains { $0.contains("bottom_spin") }, "\(symbols.prefix(10))")
             let kernelSampled = !run.report.notes.contains { $0.contains("sampled with SIGPROF") }
             if kernelSampled && !Safety.signalSampler {
+                #expect(symbols.contains { $0.contains("bottom_spin") }, "\(symbols.prefix(10))")
                 #expect(hang.callTree?.symbol == "<stack not fully captured>",
                         "root \(hang.callTree?.symbol ?? "none"); notes \(run.report.notes)")
                 #expect(!symbols.contains("main"), "a cut stack cannot reach main")

@@ -118,6 +118,31 @@ extension Integration {
             }
         }
 
+        /// The library with nobody listening: the exporter's records are dropped and counted,
+        /// and at exit it gets at most 2 s (the exit is 0–3 s longer than without an endpoint).
+        @Test func theLibraryGivesADownEndpointTwoSecondsAtExit() throws {
+            func run(_ environment: [String: String]) throws -> (seconds: Double, report: Report) {
+                let scratch = try TestPaths.scratch()
+                let report = scratch.appendingPathComponent("library.json").path
+                let started = Date()
+                let result = try ProcessRunner.run(TestPaths.runLoopDemo, ["--library", report],
+                                                   environment: environment, timeout: 60)
+                #expect(result.status == 0, "\(result.stderr)")
+                let decoded = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report)))
+                return (Date().timeIntervalSince(started), decoded)
+            }
+            let free = try run([:])
+            let closed = try TestPaths.scratch()
+            let receiver = try Receiver(closed)
+            let port = receiver.port + 1 // nobody listens there
+            receiver.stop()
+            let down = try run(["HANGWATCH_OTLP_ENDPOINT": "http://127.0.0.1:\(port)"])
+            let extra = down.seconds - free.seconds
+            #expect(extra <= 3, "a down endpoint made the exit \(extra) s longer")
+            #expect(down.report.hangs.count == free.report.hangs.count)
+            #expect(down.report.notes.contains { $0.contains("could not be sent") }, "\(down.report.notes)")
+        }
+
         @Test func aFailingEndpointIsRetriedAndADownOneIsDroppedAndCounted() throws {
             // 500 to the first two posts: both hangs still arrive, after retries.
             let scratch = try TestPaths.scratch()
