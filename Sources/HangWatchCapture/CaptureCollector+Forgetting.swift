@@ -10,7 +10,6 @@ extension CaptureCollector {
     /// kept only until its slot moves on, like any busy period never
     /// announced as a hang.
     package func forget(_ keys: [BusyKey]) {
-        let reader = threadStateReader
         for key in keys {
             let slot = SlotGeneration(tid: key.tid, generation: key.generation)
             forgottenUpTo[slot] = max(forgottenUpTo[slot] ?? 0, key.seq)
@@ -19,12 +18,7 @@ extension CaptureCollector {
             folds.forget(key)
             hangSeqs.remove(key)
             run.threadStates.cpu[key] = nil
-            run.threadStates.locks[key] = nil
-            run.threadStates.ownerSamples[key] = nil
-            run.threadStates.ranDuring[key] = nil
-            reader.ownerShapes[key] = nil
-            reader.latestOwnerEntry[key] = nil
-            reader.slotOfSeq[BusyKey(tid: 0, seq: key.seq, generation: key.generation)] = nil
+            forgetLockWaits(of: key)
         }
     }
 

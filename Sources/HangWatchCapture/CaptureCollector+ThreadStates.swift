@@ -74,14 +74,20 @@ extension CaptureCollector {
     private func forgetEarlierLockWaits(before key: BusyKey) {
         let reader = threadStateReader
         if let previous = reader.latestLockKey[key.tid], previous != key, run.busyPeriods[previous] == nil {
-            run.threadStates.locks[previous] = nil
-            run.threadStates.ownerSamples[previous] = nil
-            run.threadStates.ranDuring[previous] = nil
-            reader.ownerShapes[previous] = nil
-            reader.latestOwnerEntry[previous] = nil
-            reader.slotOfSeq[BusyKey(tid: 0, seq: previous.seq, generation: previous.generation)] = nil
+            forgetLockWaits(of: previous)
         }
         reader.latestLockKey[key.tid] = key
+    }
+
+    /// Drops a busy period's lock waits, their owners' samples and what ran meanwhile.
+    func forgetLockWaits(of key: BusyKey) {
+        let reader = threadStateReader
+        run.threadStates.locks[key] = nil
+        run.threadStates.ownerSamples[key] = nil
+        run.threadStates.ranDuring[key] = nil
+        reader.ownerShapes[key] = nil
+        reader.latestOwnerEntry[key] = nil
+        reader.slotOfSeq[BusyKey(tid: 0, seq: key.seq, generation: key.generation)] = nil
     }
 
     private func addCPUReading(_ r: hw_rec_cpu) {

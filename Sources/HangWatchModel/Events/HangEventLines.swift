@@ -16,19 +16,19 @@ public enum HangEventLines {
     /// One event as one line: compact JSON with sorted keys, ending in "\n".
     /// Call trees are cut at `JSONReport.maxTreeDepth`, as in report files.
     public static func encode(_ event: HangEvent) throws -> Data {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var line = try encoder.encode(EventJSON(event: event))
-        line.append(0x0A)
-        return line
+        try line(EventJSON(event: event))
     }
 
     /// An interval summary as one line, like `encode(_:)` (written as the last
     /// line of each file of a rotating stream).
     public static func encode(_ interval: IntervalSummary) throws -> Data {
+        try line(IntervalSummaryJSON(interval: interval))
+    }
+
+    private static func line(_ value: some Encodable) throws -> Data {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var line = try encoder.encode(IntervalSummaryJSON(interval: interval))
+        var line = try encoder.encode(value)
         line.append(0x0A)
         return line
     }
