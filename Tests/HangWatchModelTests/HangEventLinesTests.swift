@@ -104,4 +104,24 @@ import Testing
         let both = try HangEventLines.decode(mixed)
         #expect(both.events.count == 1 && both.summaries.count == 1 && both.unreadableLines == 0)
     }
+
+    /// A file a rotation closed while a hang went on: the hang is in its report,
+    /// in progress, and the note says the next file holds its end (not that
+    /// the program was killed).
+    @Test func aHangRunningWhenItsFileClosedIsNotCalledKilled() throws {
+        let running = event(.inProgress, id: 2, startMs: 500, durationMs: 260)
+        let closed = IntervalSummary(startUnixNs: 1_800_000_000_000_000_000, endUnixNs: 1_800_000_000_800_000_000,
+                                     closedBy: .size, process: running.process, thresholds: Thresholds(),
+                                     summary: Summary(hangCount: 1, reportedHangCount: 0, totalHangMs: 150,
+                                                      longestHangMs: 150),
+                                     frameLoops: [])
+        let data = try stream([event(.ended, id: 1, startMs: 10, durationMs: 150), running])
+            + HangEventLines.encode(closed)
+        let report = Report(events: try HangEventLines.decode(data))
+        #expect(report.hangs.filter { !$0.inProgress }.count == closed.summary.hangCount)
+        #expect(report.hangs.filter(\.inProgress).count == 1)
+        #expect(report.notes.contains { $0.contains("1 hang was still in progress when this file was closed by size") },
+                "\(report.notes)")
+        #expect(!report.notes.contains { $0.contains("killed") })
+    }
 }

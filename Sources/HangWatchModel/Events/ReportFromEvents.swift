@@ -34,8 +34,17 @@ extension Report {
         notes += intervals.map(Self.describe)
         let stillRunning = hangs.filter(\.inProgress).count
         if stillRunning > 0 {
-            notes.append("\(stillRunning) hang\(stillRunning == 1 ? " was" : "s were") still in progress at the last "
-                         + "event (the program was killed, or the stream was read while it ran)")
+            let plural = stillRunning == 1 ? " was" : "s were"
+            if let closed = intervals.last, closed.closedBy != .exit {
+                // A file of a rotating stream closed by size or time: the hang
+                // went on, and its end (and its count) is in the next file.
+                notes.append("\(stillRunning) hang\(plural) still in progress when this file was closed by "
+                             + "\(closed.closedBy.rawValue); the interval summary counts hangs that ended in it, "
+                             + "and the next file holds the end")
+            } else {
+                notes.append("\(stillRunning) hang\(plural) still in progress at the last event (the program was "
+                             + "killed, or the stream was read while it ran)")
+            }
         }
         let processes = Set(kept.map { HangKey(pid: $0.process.pid, start: $0.process.startTimeUnixNs, id: 0) })
         if processes.count > 1 {
