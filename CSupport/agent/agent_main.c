@@ -62,7 +62,8 @@ __attribute__((constructor)) static void hw_agent_start(void) {
         .arm_ns = 0,
         .frame_ns = log->frame_ns,
         .thread_patterns = log->thread_patterns,
-        .flags = (log->flags & HW_LOG_SIGNAL_SAMPLES) ? HW_CONFIG_SIGNAL_SAMPLES : 0,
+        .flags = ((log->flags & HW_LOG_SIGNAL_SAMPLES) ? HW_CONFIG_SIGNAL_SAMPLES : 0)
+                 | ((log->flags & HW_LOG_VDSO_CLOCK) ? HW_CONFIG_VDSO_CLOCK : 0),
     };
     pthread_atfork(NULL, NULL, child_after_fork);
     hw_engine_set_interposed();

@@ -50,7 +50,7 @@ static inline __attribute__((always_inline)) void scope_enter(wait_scope *w, uin
     w->loop = hw_is_loop_wait(w->slot, site, kind, has_fds);
     if (w->loop) {
         // One clock read serves the heartbeat and the wait's deadline (scope_monotonic_ns).
-        w->entered_ns = hw_now_ns();
+        w->entered_ns = hw_fast_now_ns();
         hw_heartbeat_wait_begin_at(w->slot, w->entered_ns);
     } else {
         hw_blocked_context ctx;
@@ -125,11 +125,15 @@ static inline hw_deadline deadline_after(clockid_t clock, const struct timespec 
     return d;
 }
 
-/// CLOCK_MONOTONIC now, or at the wait's entry when the heartbeat already read
-/// it there (a few ns earlier: a resumed wait's deadline is then as many ns
-/// earlier, never later). Saves the loop's wait a third clock read.
+/// A TSC stamp is within tens of µs of CLOCK_MONOTONIC (tsc_clock.c): a
+/// deadline built on one is pushed this much later, so that a resumed wait
+/// never ends before the program's deadline (at worst this much after it).
+#define HW_STAMP_SLACK_NS (100 * 1000ull)
+
+/// CLOCK_MONOTONIC at the wait's entry when the heartbeat already stamped it
+/// there (plus HW_STAMP_SLACK_NS), else now. Saves the loop's wait a clock read.
 static inline uint64_t scope_monotonic_ns(const wait_scope *w) {
-    return w->entered_ns ? w->entered_ns : clock_ns(CLOCK_MONOTONIC);
+    return w->entered_ns ? w->entered_ns + HW_STAMP_SLACK_NS : clock_ns(CLOCK_MONOTONIC);
 }
 
 /// A CLOCK_MONOTONIC deadline `rel_ns` after `now`.

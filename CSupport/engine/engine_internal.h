@@ -280,6 +280,17 @@ int hw_proc_open_task_file(pid_t tid, const char *name);
 /// program is given when the table is shared (library mode). Returns the one to use.
 int hw_proc_keep_away_fd(int fd);
 
+// ---- the heartbeat's clock (tsc_clock.c); the watchdog calls these ----------
+/// Decide whether the TSC can serve (clocksource, CPU flags, config) and take
+/// the first calibration pair.
+void hw_tsc_clock_start(void);
+/// Refresh the published pair and rate (at most every few ms); `now` is hw_now_ns().
+void hw_tsc_clock_tick(uint64_t now);
+/// Stop serving TSC stamps (the watchdog is going away).
+void hw_tsc_clock_stop(void);
+/// Whether stamps come from the TSC now.
+bool hw_tsc_clock_in_use(void);
+
 // thread_cpu.c: the busy thread's CPU clock while a session samples it (watchdog only).
 /// Thread `tid`'s CPU time (user + system) now; false when it is gone.
 bool hw_thread_cpu_ns(pid_t tid, uint64_t *cpu_ns);

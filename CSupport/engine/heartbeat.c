@@ -144,10 +144,13 @@ void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, ui
     hw_log_commit(&rec->h, type);
 }
 
-void hw_heartbeat_wait_begin(hw_slot *slot) { hw_heartbeat_wait_begin_at(slot, hw_now_ns()); }
-void hw_heartbeat_wait_end(hw_slot *slot) { hw_heartbeat_wait_end_at(slot, hw_now_ns()); }
+void hw_heartbeat_wait_begin(hw_slot *slot) { hw_heartbeat_wait_begin_at(slot, hw_fast_now_ns()); }
+void hw_heartbeat_wait_end(hw_slot *slot) { hw_heartbeat_wait_end_at(slot, hw_fast_now_ns()); }
 
 void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
+    // The start may come from another clock (the watchdog's probe start, a
+    // TSC stamp taken under an older calibration): a few µs ahead is no busy time.
+    if (now < slot->busy_since_ns) now = slot->busy_since_ns;
     uint64_t busy = now - slot->busy_since_ns;
     if (!slot->launched) {
         // The launch period is reported on its own, never as a hang.

@@ -264,6 +264,7 @@ static void *watchdog_main(void *arg) {
     // Library mode posts probes to libdispatch from here, and a worker it
     // spawns would inherit a private descriptor table: keep the shared one there.
     if (hw_g.interposed) hw_proc_private_fds();
+    hw_tsc_clock_start();
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
     uint64_t next = hw_now_ns(), last_busy = next;
@@ -272,6 +273,7 @@ static void *watchdog_main(void *arg) {
         uint64_t now = hw_now_ns();
         bool sampling = false, any_busy = false;
         uint32_t steady = UINT32_MAX;
+        hw_tsc_clock_tick(now);
         if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
@@ -297,6 +299,7 @@ static void *watchdog_main(void *arg) {
         if (next < now) next = now + (sampling ? period : 0);
         sleep_until(next);
     }
+    hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
     // Sessions end with the thread: their descriptors are in its table.
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++)

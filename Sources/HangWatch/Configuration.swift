@@ -37,7 +37,8 @@ extension HangWatcher {
 
         /// Reads HANGWATCH_HANG_MS, HANGWATCH_REPORT_MS, HANGWATCH_SAMPLE_HZ,
         /// HANGWATCH_FRAME_MS, HANGWATCH_THREADS (comma-separated names or
-        /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_REPORT
+        /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_HEARTBEAT_CLOCK
+        /// (`tsc` or `vdso`), HANGWATCH_REPORT
         /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path),
         /// HANGWATCH_ROTATE and HANGWATCH_KEEP (its rotation) and
         /// HANGWATCH_OTLP_ENDPOINT (an http:// URL).
@@ -64,6 +65,9 @@ extension HangWatcher {
                 c.capture.threadPatterns = v.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
             }
             if let v = text("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
+            if let v = text("HANGWATCH_HEARTBEAT_CLOCK"), let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
+                c.capture.heartbeatClock = clock
+            }
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
             if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }

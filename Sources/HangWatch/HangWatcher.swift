@@ -102,7 +102,8 @@ public final class HangWatcher: Sendable {
                 sample_period_ns: UInt64(1e9 / configuration.capture.sampleHz),
                 arm_ns: 0, frame_ns: UInt64((configuration.capture.frameMs ?? 0) * 1e6),
                 thread_patterns: configuration.capture.threadPatterns.isEmpty ? nil : p,
-                flags: configuration.capture.sampler == .signal ? HW_CONFIG_SIGNAL_SAMPLES : 0)
+                flags: (configuration.capture.sampler == .signal ? HW_CONFIG_SIGNAL_SAMPLES : 0)
+                    | (configuration.capture.heartbeatClock == .vdso ? HW_CONFIG_VDSO_CLOCK : 0))
             return hw_engine_start(anonymous.header, &engineConfig)
         }
         guard rc == 0 else { throw .engine(String(cString: strerror(errno))) }

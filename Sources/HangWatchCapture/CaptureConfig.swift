@@ -26,8 +26,20 @@ public struct CaptureConfig: Sendable, Equatable {
         /// any signal handler ends early (sigtimedwait, a socket read with a timeout).
         case signal
     }
+    /// The clock the heartbeat stamps each loop wait with (default `.tsc`).
+    public var heartbeatClock: HeartbeatClock = .tsc
+    /// The clocks a loop wait can be stamped with; both give CLOCK_MONOTONIC nanoseconds.
+    public enum HeartbeatClock: String, Sendable, Equatable, CaseIterable {
+        /// The CPU's time-stamp counter, scaled by a rate the watchdog measures against
+        /// CLOCK_MONOTONIC (about 9 ns a stamp instead of 21). Used only where the kernel's
+        /// clocksource is the TSC and the CPU says constant_tsc and nonstop_tsc; elsewhere,
+        /// and for the first few ms, a stamp is a `clock_gettime`.
+        case tsc
+        /// Always `clock_gettime(CLOCK_MONOTONIC)` (the vDSO).
+        case vdso
+    }
     /// The defaults: 100 ms hangs, 250 ms reports, 1000 Hz, no frame deadline, the main thread, no
-    /// source lines, the kernel's sampler.
+    /// source lines, the kernel's sampler, the TSC heartbeat clock.
     public init() {}
 }
 

@@ -33,7 +33,8 @@ package final class SampleLog {
         header.pointee.report_ns = UInt64(config.reportMs * 1e6)
         header.pointee.sample_period_ns = UInt64(1e9 / config.sampleHz)
         header.pointee.frame_ns = UInt64((config.frameMs ?? 0) * 1e6)
-        header.pointee.flags = config.sampler == .signal ? UInt32(HW_LOG_SIGNAL_SAMPLES) : 0
+        header.pointee.flags = (config.sampler == .signal ? UInt32(HW_LOG_SIGNAL_SAMPLES) : 0)
+            | (config.heartbeatClock == .vdso ? UInt32(HW_LOG_VDSO_CLOCK) : 0)
         let patterns = config.threadPatterns.joined(separator: "\n")
         withUnsafeMutableBytes(of: &header.pointee.thread_patterns) { buffer in
             buffer.initializeMemory(as: UInt8.self, repeating: 0)

@@ -28,6 +28,10 @@ struct RunOptions {
         if let raw = getenv("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: String(cString: raw)) {
             options.capture.sampler = sampler
         }
+        if let raw = getenv("HANGWATCH_HEARTBEAT_CLOCK"),
+           let clock = CaptureConfig.HeartbeatClock(rawValue: String(cString: raw)) {
+            options.capture.heartbeatClock = clock
+        }
         var i = 0
         var rotate: String?
         var keep: Int?
@@ -65,6 +69,12 @@ struct RunOptions {
                     throw .message("invalid value '\(name)' for --sampler (expected kernel or signal)")
                 }
                 options.capture.sampler = sampler
+            case "--heartbeat-clock":
+                let name = try next()
+                guard let clock = CaptureConfig.HeartbeatClock(rawValue: name) else {
+                    throw .message("invalid value '\(name)' for --heartbeat-clock (expected tsc or vdso)")
+                }
+                options.capture.heartbeatClock = clock
             case "--frame-ms": options.capture.frameMs = try number(arg, next(), in: 0.1...10_000)
             case "--thread":
                 let name = try next()

@@ -37,6 +37,10 @@ enum Usage {
                          no signal reaches the program; falls back to 'signal' where
                          perf_event_open is refused) or 'signal' (SIGPROF).
                          Default from HANGWATCH_SAMPLER when set
+      --heartbeat-clock C  what stamps each loop wait: 'tsc' (default; the CPU's
+                         counter where the kernel trusts it, else clock_gettime)
+                         or 'vdso' (always clock_gettime). Default from
+                         HANGWATCH_HEARTBEAT_CLOCK when set
       --thread NAME      watch the event loop of threads named NAME (exact, or a glob
                          such as 'NIO-ELT-*'); repeatable; 'main' is the main thread.
                          Default: the main thread only

@@ -72,6 +72,9 @@ typedef struct hw_config {
 /// hw_config.flags: sample running threads with SIGPROF even where the
 /// kernel's perf_event sampler works (the fallback, chosen on purpose).
 #define HW_CONFIG_SIGNAL_SAMPLES 1u
+/// hw_config.flags: the heartbeat stamps waits with clock_gettime even where
+/// the TSC could serve (comparisons, and a way out should a TSC misbehave).
+#define HW_CONFIG_VDSO_CLOCK 2u
 
 /// Start the engine writing into `log`: install the SIGPROF handler, record
 /// the module map, start the watchdog thread. Call from the main thread.
@@ -114,6 +117,10 @@ void hw_own_loop_waits(void);
 
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
+/// SIGNAL-SAFE. CLOCK_MONOTONIC nanoseconds read from the TSC where the
+/// kernel trusts it (tsc_clock.c): the heartbeat's stamps. Within tens of µs
+/// of hw_now_ns(); hw_now_ns() itself where the TSC is not used.
+uint64_t hw_fast_now_ns(void);
 
 /// Whether thread `name` is selected by `patterns`: exact names or shell globs
 /// (`*`, `?`), one per line; NULL or empty selects "main" only (glob.c). The

@@ -272,7 +272,10 @@ enum {
 };
 
 /// hw_log_header.flags, set by the log's creator.
-enum { HW_LOG_SIGNAL_SAMPLES = 1 }; // sample running threads with SIGPROF even where perf_event works
+enum {
+    HW_LOG_SIGNAL_SAMPLES = 1, // sample running threads with SIGPROF even where perf_event works
+    HW_LOG_VDSO_CLOCK = 2,     // stamp loop waits with clock_gettime even where the TSC serves
+};
 
 typedef struct hw_rec_note {
     hw_rec_header h;
