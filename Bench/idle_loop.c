@@ -1,12 +1,14 @@
 /*
- * idle_loop: an idle event loop, for Bench/run.sh measure (b).
+ * idle_loop: an idle event loop, for Bench/run.sh measures (b) and (i).
  *
- *   cc -O2 -o idle_loop idle_loop.c
- *   idle_loop [--ms 4000] [--tick-ms 100] [--out FILE]
+ *   cc -O2 -pthread -o idle_loop idle_loop.c
+ *   idle_loop [--ms 4000] [--tick-ms 100] [--threads N] [--out FILE]
  *
  * The main thread sits in epoll_wait(-1) on a timerfd that ticks every
  * tick-ms; each tick's callback only reads the timerfd. After `ms` it exits.
  * This is what an idle RunLoop/CFRunLoop with a repeating Timer does.
+ * --threads N adds N more such loops on threads named loop-1 ... loop-N
+ * (event-loop threads, as `hangwatch run --thread 'loop-*'` watches them).
  * With --out FILE, one line is appended at exit:
  *   wall_ns=<loop wall time> proc_cpu_ns=<CLOCK_PROCESS_CPUTIME_ID: every
  *   thread, an injected watchdog included> main_cpu_ns=<main thread only>
@@ -24,6 +26,8 @@
 #include <sys/epoll.h>
 #include <sys/timerfd.h>
 #include <time.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 static uint64_t clock_ns(clockid_t id)
@@ -35,7 +39,7 @@ static uint64_t clock_ns(clockid_t id)
 
 /* voluntary + involuntary context switches of every thread but the caller:
  * each wakeup of a thread that sleeps between wakeups is one switch away. */
-static unsigned long long other_threads_switches(void)
+static unsigned long long other_threads_switches(const char *only_named)
 {
     unsigned long long total = 0;
     DIR *dir = opendir("/proc/self/task");
@@ -45,7 +49,17 @@ static unsigned long long other_threads_switches(void)
     struct dirent *d;
     while ((d = readdir(dir))) {
         if (d->d_name[0] == '.' || !strcmp(d->d_name, self)) continue;
-        char path[64], line[128];
+        char path[300], line[128];
+        if (only_named) {
+            char comm[32] = {0};
+            snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+            FILE *c = fopen(path, "r");
+            if (!c) continue;
+            if (!fgets(comm, sizeof comm, c)) comm[0] = 0;
+            fclose(c);
+            comm[strcspn(comm, "\n")] = 0;
+            if (strcmp(comm, only_named)) continue;
+        }
         snprintf(path, sizeof path, "/proc/self/task/%s/status", d->d_name);
         FILE *f = fopen(path, "r");
         if (!f) continue;
@@ -61,19 +75,14 @@ static unsigned long long other_threads_switches(void)
     return total;
 }
 
-int main(int argc, char **argv)
+static uint64_t total_ms = 4000, tick_ms = 100;
+
+/* One loop: epoll_wait(-1) on its own timerfd until the end time. */
+static unsigned run_loop(uint64_t end)
 {
-    uint64_t total_ms = 4000, tick_ms = 100;
-    const char *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ms") && i + 1 < argc) total_ms = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--tick-ms") && i + 1 < argc) tick_ms = strtoull(argv[++i], NULL, 10);
-        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
-        else { fprintf(stderr, "idle_loop: bad argument '%s'\n", argv[i]); return 2; }
-    }
     int ep = epoll_create1(EPOLL_CLOEXEC);
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (ep < 0 || tfd < 0) { perror("idle_loop"); return 1; }
+    if (ep < 0 || tfd < 0) { perror("idle_loop"); exit(1); }
     struct itimerspec its = {
         .it_interval = { (time_t)(tick_ms / 1000), (long)(tick_ms % 1000) * 1000000L },
         .it_value = { (time_t)(tick_ms / 1000), (long)(tick_ms % 1000) * 1000000L },
@@ -81,29 +90,72 @@ int main(int argc, char **argv)
     timerfd_settime(tfd, 0, &its, NULL);
     struct epoll_event e = { .events = EPOLLIN, .data.fd = tfd };
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &e);
-
-    uint64_t t0 = clock_ns(CLOCK_MONOTONIC), end = t0 + total_ms * 1000000ull;
     unsigned ticks = 0;
     while (clock_ns(CLOCK_MONOTONIC) < end) {
         struct epoll_event got;
         int n = epoll_wait(ep, &got, 1, -1);
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) { perror("idle_loop: epoll_wait"); return 1; }
+        if (n < 0) { perror("idle_loop: epoll_wait"); exit(1); }
         uint64_t expirations;
         if (read(tfd, &expirations, sizeof expirations) == (ssize_t)sizeof expirations) ticks++;
     }
+    close(tfd);
+    close(ep);
+    return ticks;
+}
+
+struct loop_thread { pthread_t thread; int index; uint64_t end; unsigned ticks; };
+
+static void *loop_thread_main(void *arg)
+{
+    struct loop_thread *t = arg;
+    char name[16];
+    snprintf(name, sizeof name, "loop-%d", t->index);
+    prctl(PR_SET_NAME, name, 0, 0, 0); /* named before its first wait */
+    t->ticks = run_loop(t->end);
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    int threads = 0;
+    const char *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--ms") && i + 1 < argc) total_ms = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--tick-ms") && i + 1 < argc) tick_ms = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else { fprintf(stderr, "idle_loop: bad argument '%s'\n", argv[i]); return 2; }
+    }
+    if (threads < 0 || threads > 1024 || tick_ms == 0) { fprintf(stderr, "idle_loop: bad --threads or --tick-ms\n"); return 2; }
+    uint64_t t0 = clock_ns(CLOCK_MONOTONIC), end = t0 + total_ms * 1000000ull;
+    struct loop_thread *loops = calloc((size_t)threads + 1, sizeof *loops);
+    for (int i = 0; i < threads; i++) {
+        loops[i].index = i + 1;
+        loops[i].end = end;
+        if (pthread_create(&loops[i].thread, NULL, loop_thread_main, &loops[i]) != 0) { perror("idle_loop"); return 1; }
+    }
+    unsigned ticks = run_loop(end);
     uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
+    /* The watchdog's switches are read while the loop threads still exist (they are not counted). */
+    unsigned long long switches = other_threads_switches(NULL), watchdog = other_threads_switches("hangwatch");
+    for (int i = 0; i < threads; i++) {
+        pthread_join(loops[i].thread, NULL);
+        ticks += loops[i].ticks;
+    }
     if (out) {
-        char line[320];
-        unsigned long long switches = other_threads_switches();
+        char line[400];
         int len = snprintf(line, sizeof line,
-                           "wall_ns=%llu proc_cpu_ns=%llu main_cpu_ns=%llu ticks=%u other_switches=%llu\n",
+                           "wall_ns=%llu proc_cpu_ns=%llu main_cpu_ns=%llu ticks=%u other_switches=%llu "
+                           "watchdog_switches=%llu threads=%d\n",
                            (unsigned long long)wall, (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID),
-                           (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID), ticks, switches);
+                           (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID), ticks, switches, watchdog,
+                           threads);
         int fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) { perror(out); return 1; }
         (void)!write(fd, line, (size_t)len);
         close(fd);
     }
+    free(loops);
     return 0;
 }

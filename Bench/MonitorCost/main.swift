@@ -25,7 +25,8 @@ func perIteration(_ iterations: Int, _ body: (inout UInt64) -> Void) -> Double {
 }
 
 let iterations = 2_000_000
-var configuration = HangWatcher.Configuration()
+// HANGWATCH_* variables apply (HANGWATCH_HEARTBEAT_CLOCK=vdso gives the clock_gettime "before").
+var configuration = HangWatcher.Configuration.fromEnvironment()
 configuration.observeMainRunLoop = false
 do { try HangWatcher.start(configuration) } catch { print("error=\(error)"); exit(1) }
 let monitor = FrameMonitor(name: "bench", deadlineMs: 16.667)

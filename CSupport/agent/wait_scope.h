@@ -31,6 +31,7 @@ typedef struct wait_scope {
     hw_signal_counts start;    // at entry: a program handler after this ran during the wait
     hw_signal_counts attempt;  // before the attempt in progress
     uint64_t entered_ns;       // CLOCK_MONOTONIC at entry, when the heartbeat read it; else 0
+    bool entered_by_tsc;       // entered_ns is a TSC stamp (within tens of µs of the clock)
 } wait_scope;
 
 // Enter a wait made from `site`. On a watched thread it is also a heartbeat
@@ -46,11 +47,12 @@ static inline __attribute__((always_inline)) void scope_enter(wait_scope *w, uin
     w->slot = hw_current_slot();
     w->loop = false;
     w->entered_ns = 0;
+    w->entered_by_tsc = false;
     if (!w->slot) return;
     w->loop = hw_is_loop_wait(w->slot, site, kind, has_fds);
     if (w->loop) {
         // One clock read serves the heartbeat and the wait's deadline (scope_monotonic_ns).
-        w->entered_ns = hw_fast_now_ns();
+        w->entered_ns = hw_stamp_ns(&w->entered_by_tsc);
         hw_heartbeat_wait_begin_at(w->slot, w->entered_ns);
     } else {
         hw_blocked_context ctx;
@@ -125,15 +127,18 @@ static inline hw_deadline deadline_after(clockid_t clock, const struct timespec 
     return d;
 }
 
-/// A TSC stamp is within tens of µs of CLOCK_MONOTONIC (tsc_clock.c): a
-/// deadline built on one is pushed this much later, so that a resumed wait
-/// never ends before the program's deadline (at worst this much after it).
+/// A TSC stamp is within HW_TSC_MAX_MISS_NS (20 µs) of CLOCK_MONOTONIC, or
+/// stamps are clock_gettime (tsc_clock.c): a deadline built on a TSC stamp
+/// is pushed this much later, so that a resumed wait never ends before the
+/// program's deadline (and ends at most about 0.1 ms after it).
 #define HW_STAMP_SLACK_NS (100 * 1000ull)
 
 /// CLOCK_MONOTONIC at the wait's entry when the heartbeat already stamped it
-/// there (plus HW_STAMP_SLACK_NS), else now. Saves the loop's wait a clock read.
+/// there (a TSC stamp plus HW_STAMP_SLACK_NS), else now. Saves the loop's
+/// wait a clock read.
 static inline uint64_t scope_monotonic_ns(const wait_scope *w) {
-    return w->entered_ns ? w->entered_ns + HW_STAMP_SLACK_NS : clock_ns(CLOCK_MONOTONIC);
+    if (!w->entered_ns) return clock_ns(CLOCK_MONOTONIC);
+    return w->entered_by_tsc ? w->entered_ns + HW_STAMP_SLACK_NS : w->entered_ns;
 }
 
 /// A CLOCK_MONOTONIC deadline `rel_ns` after `now`.

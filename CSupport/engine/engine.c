@@ -65,6 +65,7 @@ void hw_engine_disable_after_fork(void) {
     hw_g.log = NULL;
     for (uint32_t i = 0; i < HW_MAX_SLOTS; i++) hw_perf_after_fork(&hw_g.slots[i].session.perf);
     hw_lock_after_fork();
+    hw_tsc_clock_stop(); // no watchdog here re-reads the TSC's scale
 }
 
 bool hw_engine_running(void) { return hw_g.running && !hw_g.disabled && hw_owned(); }

@@ -286,10 +286,10 @@ int hw_proc_keep_away_fd(int fd);
 void hw_tsc_clock_start(void);
 /// Refresh the published pair and rate (at most every few ms); `now` is hw_now_ns().
 void hw_tsc_clock_tick(uint64_t now);
-/// Stop serving TSC stamps (the watchdog is going away).
+/// Stop serving TSC stamps (the watchdog is going away, or a fork child).
 void hw_tsc_clock_stop(void);
-/// Whether stamps come from the TSC now.
-bool hw_tsc_clock_in_use(void);
+/// SIGNAL-SAFE. hw_fast_now_ns(), and whether the TSC gave it (false: clock_gettime did).
+uint64_t hw_stamp_ns(bool *from_tsc);
 
 // thread_cpu.c: the busy thread's CPU clock while a session samples it (watchdog only).
 /// Thread `tid`'s CPU time (user + system) now; false when it is gone.

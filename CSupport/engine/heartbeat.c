@@ -1,6 +1,6 @@
 // The heartbeat: the watched loop thread marks when it starts and stops
 // waiting for events. This runs on every loop iteration, so it is a handful
-// of loads and stores plus two vDSO clock reads; the watchdog does the rest.
+// of loads and stores plus two clock stamps (tsc_clock.c); the watchdog does the rest.
 #include "engine_internal.h"
 
 #include <string.h>
@@ -157,7 +157,13 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
         hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, HW_BUSY_LAUNCH);
         slot->launched = true;
     } else {
-        if (busy >= hw_g.config.hang_ns) hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
+        // A period the watchdog announced as a hang (by its own clock) is ended
+        // even when this stamp makes it a few µs short: never "in progress" for ever.
+        if (busy >= hw_g.config.hang_ns) {
+            hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, now, 0);
+        } else if (__atomic_load_n(&slot->announced_seq, __ATOMIC_ACQUIRE) == slot->busy_seq) {
+            hw_emit_busy(slot, HW_REC_BUSY_END, slot->busy_since_ns, slot->busy_since_ns + hw_g.config.hang_ns, 0);
+        }
         // Frames are the owning thread's alone. The main queue's slot in probe
         // mode (the library's dispatchMain()) is ended by the worker that ran
         // the probe or by the watchdog, two threads: it records none (its

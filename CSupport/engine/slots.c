@@ -66,6 +66,7 @@ void hw_slot_release(hw_slot *slot, bool by_watchdog) {
     uint32_t life = __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE);
     if (hw_slot_alive(life)) {
         uint64_t now = hw_now_ns();
+        if (now < slot->busy_since_ns) now = slot->busy_since_ns; // a TSC stamp a few µs ahead
         // The busy period since the last wait ended with the thread: say so
         // (the reader drops it), so an announced one never stays "in progress".
         if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY) {

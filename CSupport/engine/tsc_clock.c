@@ -4,19 +4,24 @@
 // A watched loop stamps every wait twice. Through the vDSO each stamp costs
 // about 21 ns on the VMs we measure (a seqlock, an ordered rdtsc, a scale);
 // a bare rdtsc costs about 9 ns. The scale is learned, not assumed: the
-// watchdog reads (TSC, CLOCK_MONOTONIC) pairs as it ticks (at least every
-// 50 ms, even parked) and publishes the latest pair and the rate measured
-// from the first one, so a stamp differs from clock_gettime by the clock's
-// slewing since the last pair: at most 500 ppm of 50 ms, 25 µs, in practice
-// far less. Everything that compares stamps from both clocks (the watchdog's
-// busy ages, the heartbeat's busy lengths) tolerates a stamp a little ahead
-// of, or behind, the other clock.
+// watchdog reads (TSC, CLOCK_MONOTONIC) pairs as it ticks (every 5 ms while
+// it samples, at least every 50 ms even parked) and publishes the latest pair
+// and the rate over the last seconds. A stamp is extrapolated from a pair at
+// most HW_TSC_MAX_AGE_NS old, so it differs from clock_gettime by the
+// clock's change of rate since then (NTP slewing: 500 ppm of 50 ms is 25 µs)
+// and before each publication the watchdog checks the old pair's prediction
+// against the new pair: more than HW_TSC_MAX_MISS_NS off (a suspend, where
+// the TSC runs on and CLOCK_MONOTONIC stops; a fast slew; a TSC that went
+// back) and stamps fall back to clock_gettime while the rate is learned
+// again. Everything that compares stamps from both clocks (the watchdog's
+// busy ages, the heartbeat's busy lengths, a thread's exit) tolerates a stamp
+// a little ahead of, or behind, the other clock.
 //
 // Used only where the kernel itself trusts the TSC: its clocksource is
 // `tsc` (the TSC is synchronised across CPUs) and the CPU says constant_tsc
-// and nonstop_tsc. Otherwise, before the second pair, for a stamp whose pair
-// is older than HW_TSC_MAX_AGE_NS (a stopped watchdog), or when asked
-// (HW_CONFIG_VDSO_CLOCK), a stamp is a clock_gettime.
+// and nonstop_tsc. Otherwise, while the rate is learned (the first 2 ms, and
+// after a miss), for a stamp whose pair is too old (a stopped or starved
+// watchdog), or when asked (HW_CONFIG_VDSO_CLOCK), a stamp is a clock_gettime.
 #include "engine_internal.h"
 
 #include <fcntl.h>
@@ -25,12 +30,24 @@
 #include <unistd.h>
 #include <x86intrin.h>
 
-// A pair older than this is not trusted: the scale is extrapolated no further.
-#define HW_TSC_MAX_AGE_NS (1000 * 1000000ull)
-// The rate is measured over at least this long before it is used.
+// A pair older than this is not trusted: the scale is extrapolated no further
+// (a parked watchdog refreshes it every 50 ms).
+#define HW_TSC_MAX_AGE_NS (100 * 1000000ull)
+// A stamp read just before the pair it uses (another CPU published it
+// meanwhile) is at most this much earlier; anything more is not believed.
+#define HW_TSC_MAX_BACK_NS (1000000ull)
+// The rate is measured over at least this long before it is used...
 #define HW_TSC_MIN_BASELINE_NS (2 * 1000000ull)
+// ...and over the last 2-4 s once the run is that long (the clock's own rate
+// follows NTP; a rate from the start of a long run would not).
+#define HW_TSC_WINDOW_NS (2000 * 1000000ull)
+// The old pair's prediction may miss the new pair by this much, no more.
+#define HW_TSC_MAX_MISS_NS (20 * 1000ull)
 // The watchdog refreshes the pair at most this often.
 #define HW_TSC_REFRESH_NS (5 * 1000000ull)
+// A pair whose clock reads were further apart (the watchdog was preempted
+// between them) is not used.
+#define HW_TSC_MAX_BRACKET_NS (10 * 1000ull)
 
 /// What a stamp needs, published by the watchdog (the only writer, which
 /// takes no signals) under a sequence count; readers never wait for it.
@@ -40,39 +57,56 @@ static struct {
     uint64_t base_ns;
     uint64_t mult;          // ns per tick, 32.32 fixed point; 0: not calibrated
     uint64_t max_age_ticks; // HW_TSC_MAX_AGE_NS in ticks
+    uint64_t max_back_ticks; // HW_TSC_MAX_BACK_NS in ticks
 } pub;
+
+/// A (TSC, CLOCK_MONOTONIC) pair.
+typedef struct tsc_pair { uint64_t tsc, ns; } tsc_pair;
 
 /// The watchdog's own state.
 static struct {
     bool usable;
-    uint64_t first_tsc, first_ns; // the baseline's start
-    uint64_t last_ns;             // the latest published pair's time
+    tsc_pair anchor;   // the rate's baseline starts here
+    tsc_pair next;     // becomes the anchor once the window is full
+    tsc_pair last;     // the latest pair read
+    uint64_t mult;     // the rate published with `last` (0: none)
 } cal;
 
-// SIGNAL-SAFE: loads and rdtsc; falls back to clock_gettime, never waits.
+// SIGNAL-SAFE.
 uint64_t hw_fast_now_ns(void) {
+    bool tsc;
+    return hw_stamp_ns(&tsc);
+}
+
+// SIGNAL-SAFE: loads and rdtsc; falls back to clock_gettime, never waits.
+uint64_t hw_stamp_ns(bool *from_tsc) {
+    *from_tsc = false;
     uint32_t seq = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
     uint64_t mult = __atomic_load_n(&pub.mult, __ATOMIC_RELAXED);
     uint64_t base_tsc = __atomic_load_n(&pub.base_tsc, __ATOMIC_RELAXED);
     uint64_t base_ns = __atomic_load_n(&pub.base_ns, __ATOMIC_RELAXED);
     uint64_t max_age = __atomic_load_n(&pub.max_age_ticks, __ATOMIC_RELAXED);
+    uint64_t max_back = __atomic_load_n(&pub.max_back_ticks, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     if ((seq & 1) || mult == 0 || __atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != seq) return hw_now_ns();
     // Unordered rdtsc: it may run a few cycles early or late, which is nothing
     // at the scale of a busy period; an ordered one costs 6 ns more here.
-    int64_t ticks = (int64_t)(__rdtsc() - base_tsc);
-    if (ticks >= 0) {
-        if ((uint64_t)ticks > max_age) return hw_now_ns();
-        return base_ns + (uint64_t)(((unsigned __int128)(uint64_t)ticks * mult) >> 32);
+    uint64_t tsc = __rdtsc();
+    if (tsc >= base_tsc) {
+        if (tsc - base_tsc > max_age) return hw_now_ns();
+        *from_tsc = true;
+        return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
     }
-    // Read before the pair (another CPU published it meanwhile): just before base.
-    uint64_t back = (uint64_t)(((unsigned __int128)(uint64_t)-ticks * mult) >> 32);
-    return back < base_ns ? base_ns - back : 0;
+    // Read just before the pair (another CPU published it meanwhile).
+    if (base_tsc - tsc > max_back) return hw_now_ns();
+    *from_tsc = true;
+    return base_ns - (uint64_t)(((unsigned __int128)(base_tsc - tsc) * mult) >> 32);
 }
 
 /// One (TSC, CLOCK_MONOTONIC) pair: the tightest of three brackets, its time
-/// taken at the bracket's middle.
-static void read_pair(uint64_t *tsc, uint64_t *ns) {
+/// taken at the bracket's middle. False when even that one was too wide.
+static bool read_pair(tsc_pair *out) {
+    tsc_pair pair = { 0, 0 };
     uint64_t best = UINT64_MAX;
     for (int i = 0; i < 3; i++) {
         uint64_t before = hw_now_ns();
@@ -82,10 +116,12 @@ static void read_pair(uint64_t *tsc, uint64_t *ns) {
         uint64_t after = hw_now_ns();
         if (after - before < best) {
             best = after - before;
-            *tsc = t;
-            *ns = before + (after - before) / 2;
+            pair.tsc = t;
+            pair.ns = before + (after - before) / 2;
         }
     }
+    *out = pair;
+    return best <= HW_TSC_MAX_BRACKET_NS;
 }
 
 /// Whether the start of file `path` (8 KiB) holds every word of the
@@ -111,6 +147,27 @@ static bool file_has_words(const char *path, const char *const *words) {
     return true;
 }
 
+/// Publish a pair and rate (mult 0: stamps are clock_gettime until the next).
+static void publish(tsc_pair pair, uint64_t mult) {
+    uint64_t max_age = mult ? (uint64_t)((((unsigned __int128)HW_TSC_MAX_AGE_NS) << 32) / mult) : 0;
+    uint64_t max_back = mult ? (uint64_t)((((unsigned __int128)HW_TSC_MAX_BACK_NS) << 32) / mult) : 0;
+    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    __atomic_store_n(&pub.base_tsc, pair.tsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.base_ns, pair.ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.mult, mult, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.max_age_ticks, max_age, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.max_back_ticks, max_back, __ATOMIC_RELAXED);
+    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
+    cal.mult = mult;
+}
+
+/// Start learning the rate afresh from `pair` (stamps are clock_gettime meanwhile).
+static void restart_from(tsc_pair pair) {
+    cal.anchor = cal.next = cal.last = pair;
+    publish(pair, 0);
+}
+
 void hw_tsc_clock_start(void) {
     memset(&cal, 0, sizeof cal);
     if (hw_g.config.flags & HW_CONFIG_VDSO_CLOCK) return;
@@ -119,24 +176,31 @@ void hw_tsc_clock_start(void) {
     if (!file_has_words("/sys/devices/system/clocksource/clocksource0/current_clocksource", source)) return;
     if (!file_has_words("/proc/cpuinfo", flags)) return;
     cal.usable = true;
-    read_pair(&cal.first_tsc, &cal.first_ns);
+    tsc_pair pair;
+    if (read_pair(&pair)) restart_from(pair); // else the first tick starts
 }
 
 void hw_tsc_clock_tick(uint64_t now) {
-    if (!cal.usable || now - cal.last_ns < HW_TSC_REFRESH_NS || now - cal.first_ns < HW_TSC_MIN_BASELINE_NS) return;
-    uint64_t tsc = 0, ns = 0;
-    read_pair(&tsc, &ns);
-    if (tsc <= cal.first_tsc || ns <= cal.first_ns) { cal.usable = false; return; } // not a clock we understand
-    uint64_t mult = (uint64_t)((((unsigned __int128)(ns - cal.first_ns)) << 32) / (tsc - cal.first_tsc));
-    uint64_t max_age = (uint64_t)((((unsigned __int128)HW_TSC_MAX_AGE_NS) << 32) / (mult ? mult : 1));
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&pub.base_tsc, tsc, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.base_ns, ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.mult, mult, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.max_age_ticks, max_age, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
-    cal.last_ns = ns;
+    if (!cal.usable || now - cal.last.ns < HW_TSC_REFRESH_NS) return;
+    tsc_pair pair;
+    if (!read_pair(&pair)) return; // preempted while reading: the next tick
+    if (cal.last.ns == 0) { restart_from(pair); return; }
+    if (pair.tsc <= cal.last.tsc || pair.ns <= cal.last.ns) { restart_from(pair); return; } // a TSC that went back
+    if (cal.mult) {
+        // Where the published pair and rate put this moment, against the clock.
+        uint64_t predicted = cal.last.ns + (uint64_t)(((unsigned __int128)(pair.tsc - cal.last.tsc) * cal.mult) >> 32);
+        uint64_t miss = predicted > pair.ns ? predicted - pair.ns : pair.ns - predicted;
+        if (miss > HW_TSC_MAX_MISS_NS) { restart_from(pair); return; }
+    }
+    cal.last = pair;
+    if (pair.ns - cal.anchor.ns < HW_TSC_MIN_BASELINE_NS) return;
+    // The window slides: the anchor moves up to a pair 2 s younger once it is 4 s old.
+    if (pair.ns - cal.next.ns >= HW_TSC_WINDOW_NS) {
+        cal.anchor = cal.next;
+        cal.next = pair;
+    }
+    if (pair.tsc <= cal.anchor.tsc) return;
+    publish(pair, (uint64_t)((((unsigned __int128)(pair.ns - cal.anchor.ns)) << 32) / (pair.tsc - cal.anchor.tsc)));
 }
 
 void hw_tsc_clock_stop(void) {
@@ -144,6 +208,5 @@ void hw_tsc_clock_stop(void) {
     __atomic_store_n(&pub.mult, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
     cal.usable = false;
+    cal.mult = 0;
 }
-
-bool hw_tsc_clock_in_use(void) { return __atomic_load_n(&pub.mult, __ATOMIC_ACQUIRE) != 0; }

@@ -245,7 +245,7 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     if (!ses->hang_announced && busy >= hw_g.config.hang_ns) {
         announce_hang(slot, seq, since);
         ses->hang_announced = true;
-        slot->announced_seq = seq;
+        __atomic_store_n(&slot->announced_seq, seq, __ATOMIC_RELEASE);
     }
     ses->repeat_extra = extra;
     take_sample(slot);

@@ -41,7 +41,7 @@ public final class FrameMonitor: Sendable {
 
     /// A frame's work begins now.
     public func frameStarted() {
-        let now = hw_now_ns()
+        let now = hw_fast_now_ns() // the heartbeat's clock (the TSC where it serves)
         openStartNs.store(now, ordering: .relaxed)
         if let slot = FrameThread.slot() {
             // This monitor counts the frames; the engine's frame deadline (HANGWATCH_FRAME_MS)
@@ -53,7 +53,7 @@ public final class FrameMonitor: Sendable {
 
     /// The frame's work is done.
     public func frameEnded() {
-        let now = hw_now_ns()
+        let now = hw_fast_now_ns()
         if let slot = FrameThread.slot() { hw_heartbeat_wait_begin_at(slot, now) }
         let start = openStartNs.exchange(0, ordering: .relaxed)
         guard start != 0, now >= start else { return }

@@ -50,7 +50,7 @@ package struct ReportBuilder {
 
         let periods = run.busyPeriods.values.sorted { ($0.startNs, $0.tid) < ($1.startNs, $1.tid) }
         func periodEnd(_ period: BusyPeriod) -> UInt64 { period.endNs ?? max(endNs, period.startNs) }
-        func periodMs(_ period: BusyPeriod) -> Double { Double(periodEnd(period) - period.startNs) / 1e6 }
+        func periodMs(_ period: BusyPeriod) -> Double { Self.spanMs(from: period.startNs, to: periodEnd(period)) }
         func periodSamples(_ period: BusyPeriod) -> [CapturedSample] {
             run.samples[BusyKey(tid: period.tid, seq: period.seq, generation: period.generation)] ?? []
         }
@@ -112,7 +112,7 @@ package struct ReportBuilder {
               processStartNs: UInt64) -> Hang? {
         guard !period.isLaunch, !period.endedByThreadExit else { return nil }
         let end = period.endNs ?? max(endNs, period.startNs)
-        let durationMs = Double(end - period.startNs) / 1e6
+        let durationMs = Self.spanMs(from: period.startNs, to: end)
         guard durationMs >= config.hangMs else { return nil }
         let msPerSample = 1000 / config.sampleHz
         let key = BusyKey(tid: period.tid, seq: period.seq, generation: period.generation)
@@ -141,12 +141,19 @@ package struct ReportBuilder {
             lockOwner: states.lockOwner, runningThreads: states.runningThreads)
     }
 
+    /// Milliseconds from `start` to `end`, 0 when `end` is earlier: the log's
+    /// times come from two clocks (the heartbeat's TSC stamps, the watchdog's
+    /// clock_gettime) a few µs apart, and from a file that may be damaged.
+    static func spanMs(from start: UInt64, to end: UInt64) -> Double {
+        end > start ? Double(end - start) / 1e6 : 0
+    }
+
     /// One FrameStats per loop that logged frames, main thread first.
     func frameStats(run: CapturedRun) -> [FrameStats] {
         guard let deadline = config.frameMs else { return [] }
         return run.frames.keys.sorted { (abs($0), $0) < (abs($1), $1) }.compactMap { id in
             guard let frames = run.frames[id], let first = frames.first, let last = frames.last else { return nil }
-            let intervalMs = Double(last.startNs + last.durationNs - first.startNs) / 1e6
+            let intervalMs = Self.spanMs(from: first.startNs, to: last.startNs &+ last.durationNs)
             let name = run.threads[id]?.name ?? "thread \(id)"
             return FrameStatistics.compute(name: name, deadlineMs: deadline,
                                            durationsMs: frames.map { Double($0.durationNs) / 1e6 },
