@@ -2,13 +2,17 @@
  * idle_loop: an idle event loop, for Bench/run.sh measures (b) and (i).
  *
  *   cc -O2 -pthread -o idle_loop idle_loop.c
- *   idle_loop [--ms 4000] [--tick-ms 100] [--threads N] [--out FILE]
+ *   idle_loop [--ms 4000] [--tick-ms 100] [--threads N [--spread-ms M]] [--out FILE]
  *
  * The main thread sits in epoll_wait(-1) on a timerfd that ticks every
  * tick-ms; each tick's callback only reads the timerfd. After `ms` it exits.
  * This is what an idle RunLoop/CFRunLoop with a repeating Timer does.
  * --threads N adds N more such loops on threads named loop-1 ... loop-N
  * (event-loop threads, as `hangwatch run --thread 'loop-*'` watches them).
+ * Their timers tick together (one absolute start for all), so the result
+ * does not depend on how fast the threads were created; with --spread-ms M
+ * loop K's timer is offset by M * K/(N+1) ms: a few ms is loops started one
+ * after another, a whole tick is loops that wake at unrelated times.
  * With --out FILE, one line is appended at exit:
  *   wall_ns=<loop wall time> proc_cpu_ns=<CLOCK_PROCESS_CPUTIME_ID: every
  *   thread, an injected watchdog included> main_cpu_ns=<main thread only>
@@ -75,19 +79,23 @@ static unsigned long long other_threads_switches(const char *only_named)
     return total;
 }
 
-static uint64_t total_ms = 4000, tick_ms = 100;
+static uint64_t total_ms = 4000, tick_ms = 100, first_tick_ns;
+static int threads;
+static double spread_ms;
 
-/* One loop: epoll_wait(-1) on its own timerfd until the end time. */
-static unsigned run_loop(uint64_t end)
+/* One loop: epoll_wait(-1) on its own timerfd until the end time; loop 0 is main's. */
+static unsigned run_loop(int index, uint64_t end)
 {
     int ep = epoll_create1(EPOLL_CLOEXEC);
     int tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
     if (ep < 0 || tfd < 0) { perror("idle_loop"); exit(1); }
     struct itimerspec its = {
         .it_interval = { (time_t)(tick_ms / 1000), (long)(tick_ms % 1000) * 1000000L },
-        .it_value = { (time_t)(tick_ms / 1000), (long)(tick_ms % 1000) * 1000000L },
     };
-    timerfd_settime(tfd, 0, &its, NULL);
+    uint64_t first = first_tick_ns + (uint64_t)(spread_ms * 1e6 * index / (threads + 1));
+    its.it_value.tv_sec = (time_t)(first / 1000000000ull);
+    its.it_value.tv_nsec = (long)(first % 1000000000ull);
+    timerfd_settime(tfd, TFD_TIMER_ABSTIME, &its, NULL);
     struct epoll_event e = { .events = EPOLLIN, .data.fd = tfd };
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &e);
     unsigned ticks = 0;
@@ -112,30 +120,31 @@ static void *loop_thread_main(void *arg)
     char name[16];
     snprintf(name, sizeof name, "loop-%d", t->index);
     prctl(PR_SET_NAME, name, 0, 0, 0); /* named before its first wait */
-    t->ticks = run_loop(t->end);
+    t->ticks = run_loop(t->index, t->end);
     return NULL;
 }
 
 int main(int argc, char **argv)
 {
-    int threads = 0;
     const char *out = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--ms") && i + 1 < argc) total_ms = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--tick-ms") && i + 1 < argc) tick_ms = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--spread-ms") && i + 1 < argc) spread_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else { fprintf(stderr, "idle_loop: bad argument '%s'\n", argv[i]); return 2; }
     }
-    if (threads < 0 || threads > 1024 || tick_ms == 0) { fprintf(stderr, "idle_loop: bad --threads or --tick-ms\n"); return 2; }
+    if (threads < 0 || threads > 1024 || tick_ms == 0 || spread_ms < 0 || spread_ms > (double)tick_ms) { fprintf(stderr, "idle_loop: bad --threads or --tick-ms\n"); return 2; }
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC), end = t0 + total_ms * 1000000ull;
+    first_tick_ns = t0 + tick_ms * 1000000ull;
     struct loop_thread *loops = calloc((size_t)threads + 1, sizeof *loops);
     for (int i = 0; i < threads; i++) {
         loops[i].index = i + 1;
         loops[i].end = end;
         if (pthread_create(&loops[i].thread, NULL, loop_thread_main, &loops[i]) != 0) { perror("idle_loop"); return 1; }
     }
-    unsigned ticks = run_loop(end);
+    unsigned ticks = run_loop(0, end);
     uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
     /* The watchdog's switches are read while the loop threads still exist (they are not counted). */
     unsigned long long switches = other_threads_switches(NULL), watchdog = other_threads_switches("hangwatch");

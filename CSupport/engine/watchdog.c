@@ -168,12 +168,27 @@ static void take_sample(hw_slot *slot) {
 }
 
 // Parking: an idle program should not pay for a watchdog that wakes 100
-// times a second to find nothing. After HW_PARK_AFTER_NS with every watched
-// loop waiting, the watchdog sleeps on a futex; the heartbeat wakes it when a
+// times a second to find nothing. At a tick that finds every watched loop
+// waiting, the watchdog sleeps on a futex; the heartbeat wakes it when a
 // busy period starts (one flag load per iteration, a syscall only when
-// parked). The heartbeat reads the flag without a fence, so a wakeup can be
-// missed when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late.
-#define HW_PARK_AFTER_NS (100 * 1000000ull)
+// parked). On the VMs we measure a futex wakeup costs the watchdog about
+// 5 µs and a timer's about 20 µs, so parking at the first idle tick is
+// cheaper than polling on, as long as the park lasts: a park that a
+// heartbeat ends within HW_PARK_WORTH_NS cost a futex wake and the check
+// that follows for less than two polls would have, so after one the watchdog
+// polls for HW_PARK_HOLD_NS before it parks again (a loop woken every 10 ms,
+// or many loops at unrelated times, keep it polling at 100 Hz as they did;
+// 64 loops woken together every 100 ms no longer do), so a loop that is
+// almost always busy pays about one futex wake per HW_PARK_HOLD_NS (a
+// parked watchdog's timeouts do not count). After a heartbeat woke it, it
+// parks again no sooner than HW_PARK_MIN_GAP_NS: loops woken by timers at
+// the same time start their busy periods a little apart, and each one would
+// end a park at once. The heartbeat reads the
+// flag without a fence, so a wakeup can be missed when both race: the
+// timeout bounds that to HW_PARK_TIMEOUT_NS late.
+#define HW_PARK_MIN_GAP_NS (10 * 1000000ull)
+#define HW_PARK_WORTH_NS (20 * 1000000ull)
+#define HW_PARK_HOLD_NS (100 * 1000000ull)
 #define HW_PROBE_TICKS 2
 #define HW_PARK_TIMEOUT_NS (50 * 1000000ull)
 
@@ -181,7 +196,11 @@ static bool should_stop(void) {
     return !hw_g.running || hw_g.disabled || __atomic_load_n(&hw_g.watchdog_stop, __ATOMIC_ACQUIRE);
 }
 
-static void park(void) {
+enum park_result { PARK_REFUSED, PARK_TIMED_OUT, PARK_WOKEN };
+
+/// Sleeps until a heartbeat wakes it or HW_PARK_TIMEOUT_NS passes; refused at
+/// once, without sleeping, when a watched loop is busy after all.
+static enum park_result park(void) {
     __atomic_store_n(&hw_g.watchdog_parked, 1, __ATOMIC_SEQ_CST);
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
@@ -189,13 +208,14 @@ static void park(void) {
         if (hw_slot_alive(__atomic_load_n(&slot->life, __ATOMIC_SEQ_CST))
             && __atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY) {
             __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST);
-            return;
+            return PARK_REFUSED;
         }
     }
-    if (should_stop()) { __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST); return; }
+    if (should_stop()) { __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST); return PARK_REFUSED; }
     struct timespec timeout = { 0, (long)HW_PARK_TIMEOUT_NS };
     syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
-    __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_RELEASE);
+    // A heartbeat (or hw_watchdog_wake) that woke us took the flag to 0; a timeout left it at 1.
+    return __atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL) ? PARK_TIMED_OUT : PARK_WOKEN;
 }
 
 void hw_watchdog_wake(void) {
@@ -267,7 +287,7 @@ static void *watchdog_main(void *arg) {
     hw_tsc_clock_start();
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
-    uint64_t next = hw_now_ns(), last_busy = next;
+    uint64_t next = hw_now_ns(), last_woken = next, hold_until = 0;
     uint32_t stride = 1;
     while (!should_stop()) {
         uint64_t now = hw_now_ns();
@@ -279,11 +299,15 @@ static void *watchdog_main(void *arg) {
         for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady);
         stride = sampling ? steady_stride(steady) : 1;
-        if (!sampling) {
-            if (any_busy) last_busy = now;
-            else if (!hw_g.probe_main_queue && now - last_busy >= HW_PARK_AFTER_NS) {
-                park();
+        if (!sampling && !any_busy && !hw_g.probe_main_queue && now >= hold_until
+            && now - last_woken >= HW_PARK_MIN_GAP_NS) {
+            enum park_result parked = park();
+            if (parked != PARK_REFUSED) {
                 next = hw_now_ns();
+                if (parked == PARK_WOKEN) {
+                    if (next - now < HW_PARK_WORTH_NS) hold_until = next + HW_PARK_HOLD_NS;
+                    last_woken = next;
+                }
                 continue;
             }
         }

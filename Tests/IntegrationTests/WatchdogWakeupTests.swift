@@ -1,0 +1,42 @@
+import Foundation
+import HangWatch
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    /// Issue 11: an idle program's watchdog cost does not grow with the number
+    /// of loop threads it watches. Idle loops, each woken every 100 ms by its
+    /// own timer, the 64 timers 5 ms apart in all (threads started one after
+    /// another): the watchdog wakes about as often as for one loop. It used to
+    /// poll on for 100 ms after any tick that saw a loop busy, so the 64 kept
+    /// it polling: 234-253 wakeups in 2 s against about 50 (now about 60 for both).
+    @Suite struct WatchdogWakeups {
+        private func wakeups(threads: Int, program: String, scratch: URL) throws -> (wakeups: Int, ticks: Int) {
+            let out = scratch.appendingPathComponent("idle-\(threads).txt").path
+            let result = try ProcessRunner.run(TestPaths.hangwatch,
+                                               ["run", "--thread", "loop-*", "-o", "/dev/null", "--", program,
+                                                "--ms", "2000", "--threads", "\(threads)", "--spread-ms", "5", "--out", out])
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            func field(_ key: String) -> Int {
+                line.split(separator: " ").first { $0.hasPrefix("\(key)=") }
+                    .flatMap { Int($0.dropFirst(key.count + 1).trimmingCharacters(in: .whitespacesAndNewlines)) } ?? -1
+            }
+            return (field("watchdog_switches"), field("ticks"))
+        }
+
+        @Test func idleLoopThreadsDoNotMultiplyTheWatchdogsWakeups() throws {
+            let scratch = try TestPaths.scratch()
+            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
+            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop", flags: ["-Wall"])
+            let one = try wakeups(threads: 1, program: program, scratch: scratch)
+            let many = try wakeups(threads: 64, program: program, scratch: scratch)
+            #expect(one.ticks >= 2 * 19 && many.ticks >= 65 * 19, "the loops ran: \(one.ticks), \(many.ticks) timer ticks")
+            #expect(one.wakeups > 0, "the watchdog's wakeups were counted")
+            // 2 s: each 100 ms round of timers wakes it once from its park, and once
+            // more to see the round's busy periods end; its park times out every 50 ms.
+            #expect(many.wakeups <= one.wakeups * 3 / 2 + 20, "64 loops: \(many.wakeups) wakeups, 1 loop: \(one.wakeups)")
+            #expect(many.wakeups <= 100, "\(many.wakeups) wakeups in 2 s")
+        }
+    }
+}
