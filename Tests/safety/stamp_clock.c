@@ -16,7 +16,7 @@
  */
 #include "safety.h"
 
-static const double lengths_ms[] = {120, 180, 260, 400, 700, 150, 330, 520};
+static const double lengths_ms[] = {120, 260, 700, 150, 400};
 
 int main(int argc, char **argv)
 {
