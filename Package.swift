@@ -38,6 +38,14 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("pthread")]
         ),
+        // Linked into the `hangwatch` executable only: libunwind's signal-mask
+        // calls answered without a system call (see unwind_mask.c).
+        .target(
+            name: "CHangWatchCLISupport",
+            path: "CSupport/cli",
+            cSettings: [.define("_GNU_SOURCE")],
+            linkerSettings: [.linkedLibrary("dl")]
+        ),
         // libelf, read from Swift for symbol tables and build-ids.
         .systemLibrary(name: "CLibElf", path: "Sources/CLibElf"),
         // zlib, for gzip-compressed pprof profiles.
@@ -63,7 +71,7 @@ let package = Package(
         // The library face: HangWatcher, FrameMonitor, LoopHeartbeat, re-exporting the model.
         .target(name: "HangWatch", dependencies: ["HangWatchRender", "CHangWatchEngine"]),
         // The command-line tool: argument parsing and process handling over the stages.
-        .executableTarget(name: "hangwatch", dependencies: ["HangWatch"]),
+        .executableTarget(name: "hangwatch", dependencies: ["HangWatch", "CHangWatchCLISupport"]),
 
         // Demos used by the Quick start, the tests and the benchmarks.
         .executableTarget(name: "RunLoopDemo", dependencies: ["DemoSupport"], path: "Demos/RunLoopDemo"),

@@ -3,8 +3,11 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHangWatchCLISupport
 import HangWatch
 
+// Before any unwinding: libunwind's lock takes no signal-mask system calls here.
+hw_cli_unwind_mask_shortcut_install()
 let arguments = Array(CommandLine.arguments.dropFirst())
 let status: Int32
 switch arguments.first {
