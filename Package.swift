@@ -43,8 +43,7 @@ let package = Package(
         .target(
             name: "CHangWatchCLISupport",
             path: "CSupport/cli",
-            cSettings: [.define("_GNU_SOURCE")],
-            linkerSettings: [.linkedLibrary("dl")]
+            cSettings: [.define("_GNU_SOURCE")]
         ),
         // libelf, read from Swift for symbol tables and build-ids.
         .systemLibrary(name: "CLibElf", path: "Sources/CLibElf"),

@@ -290,6 +290,10 @@ void hw_tsc_clock_tick(uint64_t now);
 void hw_tsc_clock_stop(void);
 /// SIGNAL-SAFE. hw_fast_now_ns(), and whether the TSC gave it (false: clock_gettime did).
 uint64_t hw_stamp_ns(bool *from_tsc);
+/// How far a heartbeat stamp may be from CLOCK_MONOTONIC, either way: a
+/// published TSC pair and rate that predicts the next pair worse than this
+/// is withdrawn (tsc_clock.c).
+#define HW_STAMP_MAX_ERROR_NS (20 * 1000ull)
 
 // thread_cpu.c: the busy thread's CPU clock while a session samples it (watchdog only).
 /// Thread `tid`'s CPU time (user + system) now; false when it is gone.

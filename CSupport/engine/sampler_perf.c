@@ -240,10 +240,14 @@ void hw_perf_session_close(hw_slot *slot) {
     hw_session *ses = &slot->session;
     if (!ses->perf.map) return;
     // When the busy period is over, the samples it may own end where it ended.
-    uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
-    if (seq != ses->busy_seq) ses->perf_until_ns = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_ACQUIRE);
+    // The heartbeat's stamp may be up to HW_STAMP_MAX_ERROR_NS ahead of the
+    // kernel's sample clock (a TSC stamp): the cut is made that much earlier,
+    // so a sample taken as the thread entered its loop's wait is never the hang's.
+    uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE), until = 0;
+    if (seq != ses->busy_seq) until = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_ACQUIRE);
     else if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != HW_STATE_BUSY)
-        ses->perf_until_ns = __atomic_load_n(&slot->idle_since_ns, __ATOMIC_ACQUIRE);
+        until = __atomic_load_n(&slot->idle_since_ns, __ATOMIC_ACQUIRE);
+    if (until) ses->perf_until_ns = until > HW_STAMP_MAX_ERROR_NS ? until - HW_STAMP_MAX_ERROR_NS : 1;
     hw_perf_session_drain(slot);
     if (ses->perf.lost) hw_write_note(ses->os_tid, HW_NOTE_KERNEL_SAMPLES_LOST, ses->perf.lost);
     hw_perf_close(&ses->perf);

@@ -42,7 +42,7 @@
 // follows NTP; a rate from the start of a long run would not).
 #define HW_TSC_WINDOW_NS (2000 * 1000000ull)
 // The old pair's prediction may miss the new pair by this much, no more.
-#define HW_TSC_MAX_MISS_NS (20 * 1000ull)
+#define HW_TSC_MAX_MISS_NS HW_STAMP_MAX_ERROR_NS
 // The watchdog refreshes the pair at most this often.
 #define HW_TSC_REFRESH_NS (5 * 1000000ull)
 // A pair whose clock reads were further apart (the watchdog was preempted

@@ -139,6 +139,13 @@ static void take_sample(hw_slot *slot) {
         note_unsampled(slot);
         return;
     case HW_ACTIVITY_BLOCKED:
+        // The busy period may have ended between this tick's look at the slot
+        // and the /proc read: a thread seen blocked in its loop's wait stored
+        // WAITING before it entered the wait, so this catches it. That wait is
+        // not the hang's.
+        if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != HW_STATE_BUSY
+            || __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE) != ses->busy_seq)
+            return;
         if (call && (inside_saved_wait(&probe, regs) || !probe.exact)) {
             hw_sample_blocked_wrapper(slot, regs, call, gen);
         } else if (!probe.exact) {

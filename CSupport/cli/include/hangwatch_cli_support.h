@@ -7,13 +7,10 @@
 extern "C" {
 #endif
 
-/// Finds libunwind's code in this process so that its signal-mask calls can
-/// be answered without a system call (unwind_mask.c). Call once at start,
-/// before any unwinding; harmless when libunwind is not loaded.
+/// libunwind's signal-mask calls are answered without a system call
+/// (unwind_mask.c). Its code is found when the executable loads; calling
+/// this from main also keeps the file linked in.
 void hw_cli_unwind_mask_shortcut_install(void);
-
-/// How many signal-mask calls from libunwind were answered without a system call.
-unsigned long long hw_cli_unwind_mask_calls_saved(void);
 
 #ifdef __cplusplus
 }
