@@ -454,7 +454,7 @@ printf '  %-44s %12s %9s %8s  %s\n' "    perf record --call-graph dwarf (wall)" 
 printf '  %-44s %12s %9s %8s  %s\n' "    perf record --call-graph dwarf (cpu)" "$(fmt 2 "${RESULT[a_perf_cpu]}")%" "" "" "(reference)"
 # The difference of two runs is noisier than the watchdog thread's own CPU, which is a floor of the
 # extra: the row takes the larger of the two.
-B10_ROW=$(awk -v a="${RESULT[b10]}" -v b="${RESULT[b10_wd]}" 'BEGIN { printf "%.6f", a > b ? a : b }')
+B10_ROW=$(awk -v a="${RESULT[b10]}" -v b="${RESULT[b10_wd]}" 'BEGIN { printf "%.6f", (a > b ? a : b) }')
 row "(b) idle loop, 10 ms timer: extra CPU" "$(fmt 3 "$B10_ROW")%" "≤ 0.1%" "≤ 0.05%" "$B10_ROW" 0.1 0.05 b
 printf '  %-44s %12s %9s %8s  %s\n' "    program CPU, hangwatch - plain" "$(fmt 3 "${RESULT[b10]}")%" "" "" "(info)"
 printf '  %-44s %12s %9s %8s  %s\n' "    the watchdog thread alone" "$(fmt 3 "${RESULT[b10_wd]}")%" "" "" "(info)"

@@ -188,9 +188,9 @@ static void take_sample(hw_slot *slot) {
 // 64 loops woken together every 100 ms no longer do), so a loop that is
 // almost always busy pays about one futex wake per HW_PARK_HOLD_NS (a
 // parked watchdog's timeouts do not count). After a heartbeat woke it, it
-// parks again no sooner than HW_PARK_MIN_GAP_NS when it watches several
-// loops: loops woken by timers at the same time start their busy periods a
-// little apart, and each one would end a park at once. The heartbeat reads the
+// parks again no sooner than HW_PARK_MIN_GAP_NS: loops woken by timers at
+// the same time start their busy periods a little apart, and each one would
+// end a park at once. The heartbeat reads the
 // flag without a fence, so a wakeup can be missed when both race: the
 // timeout bounds that to HW_PARK_TIMEOUT_NS late.
 #define HW_PARK_MIN_GAP_NS (10 * 1000000ull)
@@ -302,14 +302,12 @@ static void *watchdog_main(void *arg) {
         uint32_t steady = UINT32_MAX;
         hw_tsc_clock_tick(now);
         if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
-        uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE), loops = 0;
-        for (uint32_t i = 0; i < count; i++) {
+        uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+        for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady);
-            loops += hw_slot_alive(__atomic_load_n(&hw_g.slots[i].life, __ATOMIC_RELAXED));
-        }
         stride = sampling ? steady_stride(steady) : 1;
         if (!sampling && !any_busy && !hw_g.probe_main_queue && now >= hold_until
-            && (loops <= 1 || now - last_woken >= HW_PARK_MIN_GAP_NS)) {
+            && now - last_woken >= HW_PARK_MIN_GAP_NS) {
             enum park_result parked = park();
             if (parked != PARK_REFUSED) {
                 next = hw_now_ns();
