@@ -15,7 +15,7 @@
 // Waits that take a signal mask (ppoll, pselect, epoll_pwait, sigsuspend)
 // have no such window for the signals that mask blocks.
 //
-// Everything here is async-signal-safe: TLS loads, atomics, clock_gettime.
+// Everything here is async-signal-safe: TLS loads, atomics, TSC stamps, clock_gettime.
 #ifndef HANGWATCH_WAIT_SCOPE_H
 #define HANGWATCH_WAIT_SCOPE_H
 #include "agent_internal.h"
@@ -127,7 +127,7 @@ static inline hw_deadline deadline_after(clockid_t clock, const struct timespec 
     return d;
 }
 
-/// A TSC stamp is within HW_TSC_MAX_MISS_NS (20 µs) of CLOCK_MONOTONIC, or
+/// A TSC stamp is within HW_STAMP_MAX_ERROR_NS (20 µs) of CLOCK_MONOTONIC, or
 /// stamps are clock_gettime (tsc_clock.c): a deadline built on a TSC stamp
 /// is pushed this much later, so that a resumed wait never ends before the
 /// program's deadline (and ends at most about 0.1 ms after it).

@@ -10,7 +10,7 @@
 // most HW_TSC_MAX_AGE_NS old, so it differs from clock_gettime by the
 // clock's change of rate since then (NTP slewing: 500 ppm of 50 ms is 25 µs)
 // and before each publication the watchdog checks the old pair's prediction
-// against the new pair: more than HW_TSC_MAX_MISS_NS off (a suspend, where
+// against the new pair: more than HW_STAMP_MAX_ERROR_NS off (a suspend, where
 // the TSC runs on and CLOCK_MONOTONIC stops; a fast slew; a TSC that went
 // back) and stamps fall back to clock_gettime while the rate is learned
 // again. Everything that compares stamps from both clocks (the watchdog's
@@ -41,8 +41,6 @@
 // ...and over the last 2-4 s once the run is that long (the clock's own rate
 // follows NTP; a rate from the start of a long run would not).
 #define HW_TSC_WINDOW_NS (2000 * 1000000ull)
-// The old pair's prediction may miss the new pair by this much, no more.
-#define HW_TSC_MAX_MISS_NS HW_STAMP_MAX_ERROR_NS
 // The watchdog refreshes the pair at most this often.
 #define HW_TSC_REFRESH_NS (5 * 1000000ull)
 // A pair whose clock reads were further apart (the watchdog was preempted
@@ -190,7 +188,7 @@ void hw_tsc_clock_tick(uint64_t now) {
         // Where the published pair and rate put this moment, against the clock.
         uint64_t predicted = cal.last.ns + (uint64_t)(((unsigned __int128)(pair.tsc - cal.last.tsc) * cal.mult) >> 32);
         uint64_t miss = predicted > pair.ns ? predicted - pair.ns : pair.ns - predicted;
-        if (miss > HW_TSC_MAX_MISS_NS) { restart_from(pair); return; }
+        if (miss > HW_STAMP_MAX_ERROR_NS) { restart_from(pair); return; }
     }
     cal.last = pair;
     if (pair.ns - cal.anchor.ns < HW_TSC_MIN_BASELINE_NS) return;

@@ -180,19 +180,17 @@ static void take_sample(hw_slot *slot) {
 // busy period starts (one flag load per iteration, a syscall only when
 // parked). On the VMs we measure a futex wakeup costs the watchdog about
 // 5 µs and a timer's about 20 µs, so parking at the first idle tick is
-// cheaper than polling on, as long as the park lasts: a park that a
-// heartbeat ends within HW_PARK_WORTH_NS cost a futex wake and the check
-// that follows for less than two polls would have, so after one the watchdog
-// polls for HW_PARK_HOLD_NS before it parks again (a loop woken every 10 ms,
-// or many loops at unrelated times, keep it polling at 100 Hz as they did;
-// 64 loops woken together every 100 ms no longer do), so a loop that is
-// almost always busy pays about one futex wake per HW_PARK_HOLD_NS (a
-// parked watchdog's timeouts do not count). After a heartbeat woke it, it
-// parks again no sooner than HW_PARK_MIN_GAP_NS: loops woken by timers at
-// the same time start their busy periods a little apart, and each one would
-// end a park at once. The heartbeat reads the
-// flag without a fence, so a wakeup can be missed when both race: the
-// timeout bounds that to HW_PARK_TIMEOUT_NS late.
+// cheaper than polling on, as long as the park lasts. Two rules keep it so:
+//  - after a heartbeat woke it, it parks again no sooner than
+//    HW_PARK_MIN_GAP_NS: loops woken by timers at the same time start their
+//    busy periods a little apart, and each one would end a park at once;
+//  - a park that a heartbeat ended within HW_PARK_WORTH_NS cost more than
+//    polling would have, so the watchdog then polls for HW_PARK_HOLD_NS
+//    before it parks again: a loop woken every 10 ms, or many loops at
+//    unrelated times, keep it polling at 100 Hz, and a loop that is almost
+//    always busy pays about one futex wake per HW_PARK_HOLD_NS.
+// The heartbeat reads the flag without a fence, so a wakeup can be missed
+// when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late.
 #define HW_PARK_MIN_GAP_NS (10 * 1000000ull)
 #define HW_PARK_WORTH_NS (20 * 1000000ull)
 #define HW_PARK_HOLD_NS (100 * 1000000ull)
