@@ -4,7 +4,7 @@
 //
 // Idle means blocked in the loop's own wait:
 //  - epoll_wait / epoll_pwait / epoll_pwait2: always (the agent's rule too);
-//  - poll / ppoll / select / pselect6 (and, for libdispatch workers, futex):
+//  - poll / ppoll / select / pselect6 (and, for libdispatch workers, a timed futex wait):
 //    only at the loop's wait site, (syscall, pc, sp). The first such site a
 //    thread is seen in is taken as its loop's wait, as the agent takes the
 //    first fd-set wait; afterwards the site entered most often (counted in
@@ -90,15 +90,27 @@ struct hwa_session {
 static bool is_epoll(long nr) { return nr == SYS_epoll_wait || nr == SYS_epoll_pwait || nr == 441 /* epoll_pwait2 */; }
 static bool is_fdset(long nr) { return nr == SYS_poll || nr == SYS_ppoll || nr == SYS_select || nr == SYS_pselect6; }
 
-static bool candidate(const hwa_thread *t, long nr) {
-    return is_fdset(nr) || (t->role == HW_ROLE_MAIN_QUEUE && nr == SYS_futex);
+/// A libdispatch worker parks between items in a *timed* futex wait
+/// (dispatch_semaphore_wait with a 5 s timeout, so an unused worker exits:
+/// FUTEX_WAIT_BITSET with a timeout, seen as `202 addr 0x189 0 TIMEOUT ...`);
+/// a lock a block waits for (pthread_mutex_lock, DispatchQueue.sync,
+/// DispatchSemaphore.wait(), Mutex) waits with no timeout (`202 addr 0x80 2
+/// 0x0 ...`), so it can never be learned as the worker's idle site, even when
+/// it is the first wait a new worker is seen in.
+static bool timed_futex_wait(const hwa_probe *p) {
+    int cmd = (int)(p->args[1] & 0x7f); // without FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME (256)
+    return (cmd == 0 /* FUTEX_WAIT */ || cmd == 9 /* FUTEX_WAIT_BITSET */) && p->args[3] != 0;
+}
+
+static bool candidate(const hwa_thread *t, const hwa_probe *p) {
+    return is_fdset(p->nr) || (t->role == HW_ROLE_MAIN_QUEUE && p->nr == SYS_futex && timed_futex_wait(p));
 }
 
 /// Whether the thread, blocked as `p` says, is in its loop's wait; learns the site.
 static bool idle_wait(hwa_thread *t, const hwa_probe *p) {
     if (p->activity != HWA_BLOCKED) { t->in_site = false; return false; }
     if (is_epoll(p->nr)) { t->in_site = false; return true; }
-    if (!candidate(t, p->nr)) { t->in_site = false; return false; }
+    if (!candidate(t, p)) { t->in_site = false; return false; }
     hwa_site here = { p->nr, p->pc, p->sp, 0 };
     bool same = t->in_site && t->current.nr == here.nr && t->current.pc == here.pc && t->current.sp == here.sp;
     int at = -1;

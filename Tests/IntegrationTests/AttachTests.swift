@@ -69,24 +69,22 @@ extension Integration {
             // Whatever was learned, the long block is a hang attach saw.
             #expect(attach.report.hangs.contains { $0.durationMs >= photos.durationMs - 5 && $0.thread.role == "main-queue" },
                     "hangs: \(attach.report.hangs.map(\.durationMs))")
-            // The worker's idle wait is learned from its futex waits (README, attach): when a
-            // futex wait inside a block is learned instead, the gap between the blocks is not
-            // seen and both come out as one hang (CI, 2026-12-01: one 690 ms hang; once in
-            // six runs before).
-            try withKnownIssue("a worker's idle futex wait can be learned wrong", isIntermittent: true) {
-                #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
-                // A worker started for the block is busy from its creation: up to a
-                // few ms before the block itself (see README, attach).
-                let first = try #require(attach.report.hangs.first)
-                #expect(first.durationMs >= photos.durationMs - 5 && first.durationMs <= photos.durationMs + 10,
-                        "importPhotos \(photos.durationMs) ms, hang \(first.durationMs) ms")
-                #expect(first.thread.role == "main-queue")
-                let symbols = try #require(first.callTree).allSymbols
-                #expect(symbols.contains { $0.contains("importPhotos") }, "\(symbols)")
-                #expect(!symbols.contains { $0.contains("not fully captured") }, "\(symbols)")
-                #expect(attach.hang(matching: badge, toleranceMs: 5) != nil,
-                        "updateBadge \(badge.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
-            }
+            // The worker's idle wait is learned from its timed futex waits (README, attach).
+            // When any futex wait was a candidate, one inside a block could be learned
+            // instead: the gap between the blocks was not seen and both came out as one
+            // hang (CI, 2026-12-01: one 690 ms hang; once in six runs before).
+            #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
+            // A worker started for the block is busy from its creation: up to a
+            // few ms before the block itself (see README, attach).
+            let first = try #require(attach.report.hangs.first)
+            #expect(first.durationMs >= photos.durationMs - 5 && first.durationMs <= photos.durationMs + 10,
+                    "importPhotos \(photos.durationMs) ms, hang \(first.durationMs) ms")
+            #expect(first.thread.role == "main-queue")
+            let symbols = try #require(first.callTree).allSymbols
+            #expect(symbols.contains { $0.contains("importPhotos") }, "\(symbols)")
+            #expect(!symbols.contains { $0.contains("not fully captured") }, "\(symbols)")
+            #expect(attach.hang(matching: badge, toleranceMs: 5) != nil,
+                    "updateBadge \(badge.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
             #expect(attach.report.notes.contains { $0.contains("dispatchMain") })
         }
 
@@ -398,12 +396,13 @@ extension Integration {
             #expect(report.hangs.isEmpty, "\(report.hangs.map(\.durationMs))")
         }
 
-        /// Known issue (review finding 4): a main-queue worker's loop wait is
-        /// learned from the first futex site it is seen blocked in. A worker
-        /// started for a block that waits on a lock is first seen in the lock's
-        /// futex, which becomes its "idle" site: the ~400 ms lock wait is not
-        /// reported, and the worker's real idle wait afterwards is reported as a
-        /// hang instead (seen: one 301 ms hang, none of 396 ms).
+        /// A worker started for a block that waits on a lock is first seen in
+        /// the lock's futex. When any futex wait was a candidate for the
+        /// worker's loop wait, that one was learned as its "idle" site: the
+        /// ~400 ms lock wait was not reported, and the worker's real idle wait
+        /// afterwards was reported as a hang instead (seen: one 301 ms hang,
+        /// none of 396 ms). Only a timed futex wait (the worker's park) is a
+        /// candidate now; the lock's has no timeout.
         @Test func mainQueueLockWaitIsNotTheLoopWait() throws {
             let scratch = try TestPaths.scratch()
             let binary = try AttachScenario.compileWithDispatch("mainq_lock", into: scratch)
@@ -417,11 +416,9 @@ extension Integration {
             let wait = Double(result.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
             #expect(wait > 350, "\(result.stdout)")
             #expect(attach.report.notes.contains { $0.contains("dispatchMain") })
-            withKnownIssue("a main-queue worker's first futex wait is learned as its loop wait (README, limits of attach)") {
-                #expect(attach.report.hangs.count == 1, "hangs: \(attach.report.hangs.map(\.durationMs)), lock wait \(wait) ms")
-                #expect(attach.report.hangs.contains { abs($0.durationMs - wait) <= 10 },
-                        "hangs: \(attach.report.hangs.map(\.durationMs)), lock wait \(wait) ms")
-            }
+            #expect(attach.report.hangs.count == 1, "hangs: \(attach.report.hangs.map(\.durationMs)), lock wait \(wait) ms")
+            #expect(attach.report.hangs.contains { abs($0.durationMs - wait) <= 10 },
+                    "hangs: \(attach.report.hangs.map(\.durationMs)), lock wait \(wait) ms")
         }
 
         /// Another tracer holding the sampled thread for 400 ms makes our seizes
