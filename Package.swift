@@ -80,6 +80,7 @@ let package = Package(
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
         .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
         .executableTarget(name: "LibraryAPIDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/LibraryAPIDemo"),
+        .executableTarget(name: "ThreadPoolDemo", path: "Demos/ThreadPoolDemo"),
 
         // Benchmark programs for `make bench` (Bench/run.sh).
         .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),

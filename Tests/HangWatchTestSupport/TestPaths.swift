@@ -33,6 +33,7 @@ package enum TestPaths {
     package static var frameLoopDemo: String { buildDirectory.appendingPathComponent("FrameLoopDemo").path }
     package static var waitDemo: String { buildDirectory.appendingPathComponent("WaitDemo").path }
     package static var libraryAPIDemo: String { buildDirectory.appendingPathComponent("LibraryAPIDemo").path }
+    package static var threadPoolDemo: String { buildDirectory.appendingPathComponent("ThreadPoolDemo").path }
 
     package static func demoSource(_ name: String) -> String {
         packageRoot.appendingPathComponent("Demos/c/\(name)").path

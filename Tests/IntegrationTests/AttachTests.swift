@@ -191,7 +191,7 @@ extension Integration {
             let scratch = try TestPaths.scratch()
             let binary = try ProcessRunner.compileC(TestPaths.demoSource("thread_pool.c"), into: scratch, name: "thread_pool")
             let pidFile = scratch.appendingPathComponent("pid").path
-            let program = try AttachedProgram.start(binary, ["--threads", "50", "--seconds", "4", "--pid-file", pidFile],
+            let program = try AttachedProgram.start(binary, ["--threads", "50", "--seconds", "1.5", "--pid-file", pidFile],
                                                     scratch: scratch, pidFile: pidFile)
             usleep(100_000)
             let json = try ProcessRunner.run(TestPaths.hangwatch, ["dump", String(program.pid), "--format", "json"])
@@ -217,6 +217,39 @@ extension Integration {
             #expect(text.status == 0)
             #expect(text.stdout.components(separatedBy: "\nThread ").count - 1 == 50)
             #expect(text.stdout.contains("Thread \(program.pid) \"thread_pool\" running"))
+        }
+
+        /// `dump` of a 50-thread Swift program hung in a known function: 50
+        /// stacks, demangled Swift names for each thread's own function, and the
+        /// hung thread caught running in it.
+        @Test func dumpFiftySwiftThreads() throws {
+            let scratch = try TestPaths.scratch()
+            let pidFile = scratch.appendingPathComponent("pid").path
+            let program = try AttachedProgram.start(TestPaths.threadPoolDemo, ["--threads", "50", "--seconds", "1.5", "--pid-file", pidFile],
+                                                    scratch: scratch, pidFile: pidFile)
+            let json = try ProcessRunner.run(TestPaths.hangwatch, ["dump", String(program.pid), "--format", "json"])
+            let result = try program.finish()
+            #expect(result.status == 0 && result.stdout.isEmpty, "\(result)")
+            #expect(json.status == 0, "\(json.stderr)")
+            let dump = try JSONDecoder().decode(ThreadDump.self, from: Data(json.stdout.utf8))
+            #expect(dump.threads.count == 50)
+            #expect(dump.threads.allSatisfy { !$0.frames.isEmpty })
+            #expect(dump.captureMs < 50, "capture took \(dump.captureMs) ms")
+            func symbols(_ thread: DumpedThread) -> [String] { thread.frames.map(\.symbol) }
+            let main = try #require(dump.threads.first { $0.tid == program.pid })
+            #expect(main.capture == "stopped")
+            #expect(main.frames.first?.symbol.contains("IndexChecksum.spin(until: Swift.UInt64)") == true, "\(symbols(main))")
+            let sleeper = try #require(dump.threads.first { $0.name == "sleeper" })
+            #expect(sleeper.syscall == "clock_nanosleep" && sleeper.capture == "proc")
+            #expect(symbols(sleeper).contains { $0.contains("PhotoStorage.nap()") }, "\(symbols(sleeper))")
+            let locker = try #require(dump.threads.first { $0.name == "locker" })
+            #expect(locker.syscall == "futex")
+            #expect(symbols(locker).contains { $0.contains("IndexLock.waitForIndex()") }, "\(symbols(locker))")
+            let pool = dump.threads.filter { $0.name.hasPrefix("pool-") }
+            #expect(pool.count == 47)
+            #expect(pool.allSatisfy { symbols($0).contains { $0.contains("WorkerPool.idle()") } })
+            // Mangled names never reach the user.
+            #expect(!dump.threads.contains { symbols($0).contains { $0.hasPrefix("$s") } })
         }
 
         /// Ctrl-C ends the attach and writes the report; the target runs on untouched.

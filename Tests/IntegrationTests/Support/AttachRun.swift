@@ -23,8 +23,8 @@ struct AttachedProgram {
         let process = Process()
         let out = scratch.appendingPathComponent("program.stdout").path
         let err = scratch.appendingPathComponent("program.stderr").path
-        FileManager.default.createFile(atPath: out, contents: nil)
-        FileManager.default.createFile(atPath: err, contents: nil)
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        _ = FileManager.default.createFile(atPath: err, contents: nil)
         if prefix.isEmpty {
             process.executableURL = URL(fileURLWithPath: program)
             process.arguments = arguments
