@@ -2,11 +2,13 @@
 // record, stack reads from its copied slice, and code/unwind-table reads from
 // the ELF images mapped read-only here. Nothing touches the sampled process.
 #include "hangwatch_unwind.h"
+#include "unwind_internal.h"
 
 #include <elf.h>
 #include <stdbool.h>
 #include <fcntl.h>
 #include <libunwind.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -18,20 +20,13 @@
 extern int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_t ip, unw_dyn_info_t *di,
                                               unw_proc_info_t *pi, int need_unwind_info, void *arg);
 
-typedef struct hw_module {
-    uint64_t bias, start, end;
-    const uint8_t *image; // whole ELF file contents
-    size_t image_len;
-    bool mapped;          // munmap on destroy (else owned copy: free)
-    const Elf64_Phdr *phdrs;
-    int phnum;
-    unw_dyn_info_t di;    // the binary-search table from .eh_frame_hdr
-} hw_module;
-
 struct hw_unwinder {
     unw_addr_space_t as;
     hw_module *modules; // sorted by start
     size_t count, cap;
+    hw_cfi_table rules; // the flat rules, by pc (cfi_rules.c)
+    bool verify;        // every flat unwind checked against libunwind's
+    hw_unwind_counts counts;
 };
 
 typedef struct unwind_ctx {
@@ -53,21 +48,29 @@ static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
     return addr < m->end ? m : NULL;
 }
 
-/// Reads `len` bytes at runtime address `addr` from the module's file image.
-static bool read_module(const hw_module *m, uint64_t addr, void *out, size_t len) {
-    if (addr < m->bias) return false;
+const uint8_t *hw_module_bytes(const hw_module *m, uint64_t addr, size_t *avail) {
+    if (addr < m->bias) return NULL;
     uint64_t vaddr = addr - m->bias;
     for (int i = 0; i < m->phnum; i++) {
         const Elf64_Phdr *ph = &m->phdrs[i];
         // Differences, not sums, for the same reason as access_mem's stack check.
-        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || ph->p_filesz < len
-            || vaddr - ph->p_vaddr > ph->p_filesz - len) continue;
+        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz) continue;
         uint64_t off = ph->p_offset + (vaddr - ph->p_vaddr);
-        if (off < ph->p_offset || off > m->image_len || m->image_len - off < len) return false;
-        memcpy(out, m->image + off, len);
-        return true;
+        if (off < ph->p_offset || off >= m->image_len) return NULL;
+        uint64_t in_segment = ph->p_filesz - (vaddr - ph->p_vaddr), in_file = m->image_len - off;
+        *avail = (size_t)(in_segment < in_file ? in_segment : in_file);
+        return m->image + off;
     }
-    return false;
+    return NULL;
+}
+
+/// Reads `len` bytes at runtime address `addr` from the module's file image.
+static bool read_module(const hw_module *m, uint64_t addr, void *out, size_t len) {
+    size_t avail = 0;
+    const uint8_t *p = hw_module_bytes(m, addr, &avail);
+    if (!p || avail < len) return false;
+    memcpy(out, p, len);
+    return true;
 }
 
 static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write, void *arg) {
@@ -125,8 +128,12 @@ static void put_unwind_info(unw_addr_space_t as, unw_proc_info_t *pi, void *arg)
 static int find_proc_info(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, int need_info, void *arg) {
     const unwind_ctx *ctx = arg;
     const hw_module *m = module_for(ctx->u, ip);
-    if (!m || m->di.format != UNW_INFO_FORMAT_REMOTE_TABLE) return -UNW_ENOINFO;
-    unw_dyn_info_t di = m->di;
+    if (!m || !m->has_hdr) return -UNW_ENOINFO;
+    // The binary-search table of .eh_frame_hdr, as libunwind's remote table.
+    unw_dyn_info_t di = { .format = UNW_INFO_FORMAT_REMOTE_TABLE, .start_ip = m->start, .end_ip = m->end };
+    di.u.rti.segbase = m->hdr_addr;
+    di.u.rti.table_data = m->table_addr;
+    di.u.rti.table_len = m->fde_count * 8 / sizeof(unw_word_t);
     return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_info, arg);
 }
 
@@ -161,6 +168,7 @@ void hw_unwinder_destroy(hw_unwinder *u) {
     if (!u) return;
     for (size_t i = 0; i < u->count; i++) release_image(&u->modules[i]);
     free(u->modules);
+    hw_cfi_table_free(&u->rules);
     unw_destroy_addr_space(u->as);
     free(u);
 }
@@ -194,15 +202,10 @@ static bool load_eh_frame_hdr(hw_module *m) {
         if (!read_module(m, hdr_addr, hdr, sizeof hdr)) return false;
         // version 1; eh_frame_ptr: pcrel|sdata4; fde_count: udata4; table: datarel|sdata4.
         if (hdr[0] != 1 || hdr[1] != 0x1b || hdr[2] != 0x03 || hdr[3] != 0x3b) return false;
-        uint32_t fde_count;
-        memcpy(&fde_count, hdr + 8, 4);
-        memset(&m->di, 0, sizeof m->di);
-        m->di.format = UNW_INFO_FORMAT_REMOTE_TABLE;
-        m->di.start_ip = m->start;
-        m->di.end_ip = m->end;
-        m->di.u.rti.segbase = hdr_addr;
-        m->di.u.rti.table_data = hdr_addr + 12;
-        m->di.u.rti.table_len = fde_count * 8 / sizeof(unw_word_t);
+        memcpy(&m->fde_count, hdr + 8, 4);
+        m->hdr_addr = hdr_addr;
+        m->table_addr = hdr_addr + 12;
+        m->has_hdr = true;
         return true;
     }
     return false;
@@ -260,20 +263,29 @@ int hw_unwinder_add_module(hw_unwinder *u, const char *path, const uint8_t *imag
         u->count++;
     }
     unw_flush_cache(u->as, 0, 0);
+    hw_cfi_table_clear(&u->rules);
     return status;
 }
 
-/// Unwinds with `ctx`; *complete says the chain ended where the call-frame
+static bool stack_word(const hw_rec_sample *s, uint64_t addr, uint64_t *out) {
+    uint64_t off = addr - s->stack_addr;
+    if (addr < s->stack_addr || s->stack_len < 8 || off > s->stack_len - 8) return false;
+    memcpy(out, s->stack + off, 8);
+    return true;
+}
+
+/// Unwinds with libunwind; *complete says the chain ended where the call-frame
 /// information says it ends (the thread's entry: _start, clone), or at a
 /// zero return address, not at a register or a stack word we did not have.
 /// *by_cfi: it ended where the call-frame information says (the stricter).
-static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
+static int unwind_libunwind(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
     unw_cursor_t cursor;
     int n = 0;
     *complete = *by_cfi = false;
     pcs[n++] = ctx->sample->regs[HW_REG_RIP];
-    if (unw_init_remote(&cursor, ctx->u->as, ctx) < 0) return n;
     uint64_t last_sp = ctx->sample->regs[HW_REG_RSP];
+    ctx->last_sp = last_sp;
+    if (unw_init_remote(&cursor, ctx->u->as, ctx) < 0) return n;
     while (n < max) {
         int step = unw_step(&cursor);
         if (step == 0) { *complete = *by_cfi = true; break; }
@@ -290,11 +302,69 @@ static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     return n;
 }
 
-static bool stack_word(const hw_rec_sample *s, uint64_t addr, uint64_t *out) {
-    uint64_t off = addr - s->stack_addr;
-    if (addr < s->stack_addr || s->stack_len < 8 || off > s->stack_len - 8) return false;
-    memcpy(out, s->stack + off, 8);
-    return true;
+/// The same unwind from the flat rules alone, or -1 where they do not
+/// decide it alone: a frame of another shape, a stack word outside the copy,
+/// a zero return address, or a frame that does not move up the stack. Those
+/// cases are libunwind's (its fallbacks and checks apply there), so the two
+/// never disagree on what either gives (checked under HANGWATCH_UNWIND_VERIFY).
+static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
+    const hw_rec_sample *s = ctx->sample;
+    uint64_t ip = s->regs[HW_REG_RIP], sp = s->regs[HW_REG_RSP];
+    uint64_t bp = ctx->rbp_given ? ctx->rbp : s->regs[HW_REG_RBP];
+    uint64_t last_cfa = sp;
+    int n = 0;
+    *complete = *by_cfi = false;
+    pcs[n++] = ip;
+    // The innermost frame is looked up at its pc, the others just before
+    // their return address (the call itself), as libunwind does.
+    for (uint64_t key = ip; n < max; key = ip - 1) {
+        hw_cfi_rule r = hw_cfi_rule_at(&ctx->u->rules, module_for(ctx->u, key), key);
+        if (r.kind == HW_CFI_END) { *complete = *by_cfi = true; break; }
+        if (r.kind != HW_CFI_RSP && r.kind != HW_CFI_RBP) return -1;
+        uint64_t cfa = (r.kind == HW_CFI_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off, ra, caller_bp = bp;
+        if (!stack_word(s, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) return -1;
+        if (r.rbp_off && !stack_word(s, cfa + (uint64_t)(int64_t)r.rbp_off, &caller_bp)) return -1;
+        if (ra == 0 || cfa < sp || (ra == ip && cfa == last_cfa)) return -1;
+        ip = ra;
+        sp = last_cfa = cfa;
+        bp = caller_bp;
+        pcs[n++] = ip;
+    }
+    ctx->last_sp = sp;
+    return n;
+}
+
+/// Unwinds with `ctx`: from the flat rules when they decide every frame,
+/// else with libunwind. Under verification both run and libunwind's answer
+/// is kept; a difference is counted (and the first few told on stderr).
+static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
+    hw_unwinder *u = ctx->u;
+    int n = unwind_flat(ctx, pcs, max, complete, by_cfi);
+    if (n < 0) {
+        u->counts.by_libunwind++;
+        return unwind_libunwind(ctx, pcs, max, complete, by_cfi);
+    }
+    u->counts.flat++;
+    if (!u->verify) return n;
+    uint64_t flat_sp = ctx->last_sp, check[256];
+    bool c2, b2;
+    int room = max < 256 ? max : 256;
+    int m = unwind_libunwind(ctx, check, room, &c2, &b2);
+    bool same = m == (n < room ? n : room) && c2 == *complete && b2 == *by_cfi && ctx->last_sp == flat_sp
+                && memcmp(check, pcs, (size_t)m * sizeof *pcs) == 0;
+    if (same) return n;
+    if (u->counts.mismatches++ < 5) {
+        int at = 0;
+        while (at < n && at < m && pcs[at] == check[at]) at++;
+        fprintf(stderr, "hangwatch: unwind check: flat rules gave %d frames (end %d/%d), libunwind %d (end %d/%d); "
+                        "first difference at frame %d: %#llx against %#llx\n",
+                n, *complete, *by_cfi, m, c2, b2, at, at < n ? (unsigned long long)pcs[at] : 0ull,
+                at < m ? (unsigned long long)check[at] : 0ull);
+    }
+    memcpy(pcs, check, (size_t)m * sizeof *pcs);
+    *complete = c2;
+    *by_cfi = b2;
+    return m;
 }
 
 /// Whether the code just before `ra` in its image is a call instruction, as
@@ -373,5 +443,9 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
     }
     return best;
 }
+
+void hw_unwinder_set_verify(hw_unwinder *u, bool verify) { u->verify = verify; }
+
+hw_unwind_counts hw_unwinder_counts(const hw_unwinder *u) { return u->counts; }
 
 uint64_t hw_own_vdso_base(void) { return getauxval(AT_SYSINFO_EHDR); }

@@ -49,7 +49,7 @@ extension CaptureCollector {
             learnModules(neededSince: rec.pointee.time_ns)
         }
         var count = unwind(rec, into: &pcs)
-        if current, pcs.prefix(Int(max(count, 0))).contains(where: { !moduleDiscovery.covers($0, generation: generation) }),
+        if current, !moduleDiscovery.coversAll(pcs.prefix(Int(max(count, 0))), generation: generation),
            learnModules(neededSince: rec.pointee.time_ns) > 0 {
             count = unwind(rec, into: &pcs)
         }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import CHangWatchEngine
 import CHangWatchUnwind
 import HangWatchSymbols
@@ -118,8 +121,23 @@ package final class CaptureCollector {
     func unwinder(for generation: UInt32) -> OpaquePointer? {
         if let u = unwinders[generation] { return u }
         guard let u = hw_unwinder_create() else { return nil }
+        hw_unwinder_set_verify(u, Self.verifyUnwinding)
         unwinders[generation] = u
         return u
+    }
+
+    /// HANGWATCH_UNWIND_VERIFY=1: every unwind from the flat rule table is
+    /// checked against libunwind's (tests; it doubles the unwinding cost).
+    static let verifyUnwinding = getenv("HANGWATCH_UNWIND_VERIFY").map { String(cString: $0) } == "1"
+
+    /// How this capture's samples were unwound, over every image generation.
+    package var unwindCounts: hw_unwind_counts {
+        unwinders.values.reduce(into: hw_unwind_counts()) { sum, u in
+            let c = hw_unwinder_counts(u)
+            sum.flat += c.flat
+            sum.by_libunwind += c.by_libunwind
+            sum.mismatches += c.mismatches
+        }
     }
 
     private func addModule(_ rec: UnsafePointer<hw_rec_module>) {
@@ -206,6 +224,12 @@ package final class CaptureCollector {
         for key in run.samples.keys where !hangSeqs.contains(key) {
             run.samples[key] = nil
             folds.forget(key)
+        }
+        if Self.verifyUnwinding {
+            let c = unwindCounts
+            let line = "hangwatch: unwind check: \(c.flat) unwinds by the flat rules, "
+                + "\(c.by_libunwind) by libunwind, \(c.mismatches) differed\n"
+            _ = line.withCString { write(2, $0, strlen($0)) }
         }
     }
 

@@ -87,6 +87,17 @@ package final class ModuleDiscovery {
     /// Whether some known image of `generation` covers `pc`.
     func covers(_ pc: UInt64, generation: UInt32) -> Bool {
         guard let list = known[generation] else { return false }
+        return covers(pc, in: list)
+    }
+
+    /// Whether known images of `generation` cover every one of `pcs` (one
+    /// table lookup for a whole stack: this runs for every sample).
+    func coversAll(_ pcs: ArraySlice<UInt64>, generation: UInt32) -> Bool {
+        guard let list = known[generation] else { return pcs.isEmpty }
+        return pcs.allSatisfy { covers($0, in: list) }
+    }
+
+    private func covers(_ pc: UInt64, in list: [Known]) -> Bool {
         let after = firstIndex(in: list, startingAtOrAfter: pc &+ 1)
         return after > 0 && pc < list[after - 1].end
     }

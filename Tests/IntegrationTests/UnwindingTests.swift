@@ -1,6 +1,7 @@
 import Foundation
 import HangWatch
 import HangWatchAnalysis
+import HangWatchModel
 import HangWatchRender
 import HangWatchSymbols
 import HangWatchTestSupport
@@ -21,6 +22,42 @@ extension Integration {
             // Most samples reach all the way from main through qsort.
             #expect(sortRecords.weightMs >= 0.9 * tree.weightMs)
             #expect(tree.first(containing: "main") != nil)
+        }
+
+        /// The flat rule table (cfi_rules.c) unwinds a sample only when every
+        /// frame is of a common shape; libunwind checks each such unwind here
+        /// (HANGWATCH_UNWIND_VERIFY=1) and must agree on every frame, the end
+        /// and the last stack pointer. Swift, Foundation, libdispatch, Swift
+        /// concurrency, glibc without frame pointers (qsort), and a hang inside
+        /// a signal handler, whose frames (a signal frame) are libunwind's.
+        @Test(arguments: [
+            (TestPaths.runLoopDemo, ["--scenario", "qsort"], false),
+            (TestPaths.runLoopDemo, [], false),
+            (TestPaths.asyncMainDemo, [], false),
+            (TestPaths.dispatchMainDemo, [], false),
+            ("extras", ["altstack"], true),
+        ])
+        func flatRulesAgreeWithLibunwind(program: String, args: [String], signalFrames: Bool) throws {
+            let path = program.hasPrefix("/") ? program : try SafetyProgram.build(program).path
+            let scratch = try TestPaths.scratch()
+            let report = scratch.appendingPathComponent("report.json").path
+            let result = try ProcessRunner.run(TestPaths.hangwatch, ["run", "-o", report, "--format", "json", "--", path] + args,
+                                               environment: ["HANGWATCH_UNWIND_VERIFY": "1"])
+            #expect(result.status == 0, "\(result.stderr)")
+            let line = try #require(result.stderr.split(separator: "\n").first { $0.hasPrefix("hangwatch: unwind check:") },
+                                    "\(result.stderr)")
+            let numbers = line.split(whereSeparator: { !$0.isNumber }).compactMap { Int($0) }
+            try #require(numbers.count == 3, "\(line)")
+            let (flat, libunwind, differed) = (numbers[0], numbers[1], numbers[2])
+            #expect(differed == 0, "\(result.stderr)")
+            let hangs = try JSONReport.decode(try #require(FileManager.default.contents(atPath: report))).hangs
+            #expect(hangs.contains { $0.reported })
+            if signalFrames {
+                #expect(libunwind > 100, "\(line)")
+            } else {
+                // Nearly every sample; a rare one (an unusual prologue) is libunwind's.
+                #expect(flat > 100 && libunwind * 20 < flat, "\(line)")
+            }
         }
     }
 }

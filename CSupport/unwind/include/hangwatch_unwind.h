@@ -5,6 +5,7 @@
 #ifndef HANGWATCH_UNWIND_H
 #define HANGWATCH_UNWIND_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "hangwatch_log.h"
@@ -35,6 +36,17 @@ int hw_unwinder_add_module(hw_unwinder *u, const char *path, const uint8_t *imag
 /// and returns how many. pcs[0] is the exact interrupted pc; the others are
 /// return addresses.
 int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max);
+
+/// How the samples were unwound: every frame from the flat rule table, or
+/// by libunwind; and, under verification, how many flat unwinds libunwind
+/// disagreed with (its answer is the one kept).
+typedef struct hw_unwind_counts {
+    uint64_t flat, by_libunwind, mismatches;
+} hw_unwind_counts;
+
+/// Checks every flat-rule unwind against libunwind's (tests; costs a libunwind unwind each).
+void hw_unwinder_set_verify(hw_unwinder *u, bool verify);
+hw_unwind_counts hw_unwinder_counts(const hw_unwinder *u);
 
 /// Address of this process's own vDSO image (the same image every process on this kernel maps).
 uint64_t hw_own_vdso_base(void);

@@ -1,0 +1,64 @@
+// Shared between the unwinder (unwinder.c) and its flat rule table
+// (cfi_rules.c). Not part of the public header: Swift never sees it.
+#ifndef HANGWATCH_UNWIND_INTERNAL_H
+#define HANGWATCH_UNWIND_INTERNAL_H
+
+#include <elf.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// One ELF image as the unwinder knows it: its bytes and where it ran.
+typedef struct hw_module {
+    uint64_t bias, start, end;
+    const uint8_t *image; // whole ELF file contents
+    size_t image_len;
+    bool mapped;          // munmap on destroy (else owned copy: free)
+    const Elf64_Phdr *phdrs;
+    int phnum;
+    bool has_hdr;         // .eh_frame_hdr found: the fields below are set
+    uint64_t hdr_addr;    // runtime address of .eh_frame_hdr (its table's base)
+    uint64_t table_addr;  // runtime address of its sorted (start, FDE) table
+    uint32_t fde_count;
+} hw_module;
+
+/// The bytes of the image at runtime address `addr`, and through *avail how
+/// many follow it in the same loaded segment; NULL when not in the file.
+const uint8_t *hw_module_bytes(const hw_module *m, uint64_t addr, size_t *avail);
+
+// ---- the flat rule table (cfi_rules.c) --------------------------------------
+
+/// How one frame is unwound, as a row of its call-frame information says,
+/// when that row is one of the common shapes: CFA = rsp or rbp + offset, the
+/// return address saved at CFA + ra_off, rbp unchanged or saved at CFA +
+/// rbp_off. Anything else (expressions, other base registers, signal frames,
+/// no FDE) is left to libunwind.
+enum hw_cfi_kind {
+    HW_CFI_EMPTY = 0,  // table slot unused
+    HW_CFI_RSP,        // CFA = rsp + cfa_off
+    HW_CFI_RBP,        // CFA = rbp + cfa_off
+    HW_CFI_END,        // the return address is undefined: the thread's first frame
+    HW_CFI_LIBUNWIND,  // not a common shape: libunwind decides
+};
+
+typedef struct hw_cfi_rule {
+    uint64_t pc;       // the address looked up (the key)
+    int32_t cfa_off;
+    int16_t ra_off;
+    int16_t rbp_off;   // 0: rbp keeps its value
+    uint8_t kind;      // hw_cfi_kind
+} hw_cfi_rule;
+
+/// Rules by pc, open addressing; looked up once per pc, then from here.
+typedef struct hw_cfi_table {
+    hw_cfi_rule *slots;
+    size_t cap, used;  // cap: a power of two, or 0
+} hw_cfi_table;
+
+/// The rule for `pc` in `m` (NULL `m`: no image, so libunwind's).
+hw_cfi_rule hw_cfi_rule_at(hw_cfi_table *t, const hw_module *m, uint64_t pc);
+/// Forgets every rule (an image was added or replaced).
+void hw_cfi_table_clear(hw_cfi_table *t);
+void hw_cfi_table_free(hw_cfi_table *t);
+
+#endif
