@@ -187,14 +187,21 @@ static void take_sample(hw_slot *slot) {
 //  - a park that a heartbeat ended within HW_PARK_WORTH_NS cost more than
 //    polling would have, so the watchdog then polls for HW_PARK_HOLD_NS
 //    before it parks again: a loop woken every 10 ms, or many loops at
-//    unrelated times, keep it polling at 100 Hz, and a loop that is almost
-//    always busy pays about one futex wake per HW_PARK_HOLD_NS.
+//    unrelated times, keep it polling, and a loop that is almost always busy
+//    pays about one futex wake per HW_PARK_HOLD_NS.
+// It polls every HW_IDLE_POLLS * arm_ns (20 ms), not every arm_ns: each
+// wake-up, by timer or by futex, costs it 15-20 µs on the VMs we measure,
+// and a loop woken every 10 ms would otherwise wake it as often. A busy
+// period it has seen is still sampled from arm_ns on (the tick is moved to
+// then); one that began between two polls is found by the next, at most
+// 2 * arm_ns into it. Hang lengths come from the heartbeat either way.
 // The heartbeat reads the flag without a fence, so a wakeup can be missed
 // when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late.
 #define HW_PARK_MIN_GAP_NS (10 * 1000000ull)
 #define HW_PARK_WORTH_NS (20 * 1000000ull)
 #define HW_PARK_HOLD_NS (100 * 1000000ull)
 #define HW_PROBE_TICKS 2
+#define HW_IDLE_POLLS 2
 #define HW_PARK_TIMEOUT_NS (50 * 1000000ull)
 
 static bool should_stop(void) {
@@ -250,8 +257,9 @@ static uint32_t steady_stride(uint32_t polls) {
 }
 
 /// One slot's duty this tick. Returns whether it is busy, and sets *sampled;
-/// lowers *steady to the polls this slot's thread has spent parked in one place.
-static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled, uint32_t *steady) {
+/// lowers *steady to the polls this slot's thread has spent parked in one place,
+/// and *due to the time a busy period not sampled yet reaches arm_ns.
+static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled, uint32_t *steady, uint64_t *due) {
     hw_session *ses = &slot->session;
     uint32_t life = __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE);
     uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
@@ -264,7 +272,10 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     uint64_t busy = now - since;
     bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
     if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq, life);
-    if (!ses->active) return true;
+    if (!ses->active) {
+        if (since + hw_g.config.arm_ns < *due) *due = since + hw_g.config.arm_ns;
+        return true;
+    }
     ses->hang_announced = announced;
     // Announce first: nothing below may delay the record a killed process leaves.
     if (!ses->hang_announced && busy >= hw_g.config.hang_ns) {
@@ -298,11 +309,12 @@ static void *watchdog_main(void *arg) {
         uint64_t now = hw_now_ns();
         bool sampling = false, any_busy = false;
         uint32_t steady = UINT32_MAX;
+        uint64_t due = UINT64_MAX;
         hw_tsc_clock_tick(now);
         if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
-            any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady);
+            any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady, &due);
         stride = sampling ? steady_stride(steady) : 1;
         if (!sampling && !any_busy && !hw_g.probe_main_queue && now >= hold_until
             && now - last_woken >= HW_PARK_MIN_GAP_NS) {
@@ -319,7 +331,8 @@ static void *watchdog_main(void *arg) {
         // Sample on a fixed grid while a session runs; otherwise poll slowly.
         // In probe mode one wake per probe interval both checks the last probe
         // and posts the next (HW_PROBE_TICKS idle polls).
-        next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : idle_poll);
+        next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : HW_IDLE_POLLS * idle_poll);
+        if (!sampling && due < next) next = due; // a busy period seen: sampled from arm_ns on, not later
         now = hw_now_ns();
         // Late (preempted, or a slow tick): the next tick is a whole period
         // away. Each blocked sample stands for one period; catching up sooner

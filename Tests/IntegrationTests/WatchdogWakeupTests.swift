@@ -11,11 +11,12 @@ extension Integration {
     /// poll on for 100 ms after any tick that saw a loop busy, so the 64 kept
     /// it polling: 234-253 wakeups in 2 s against about 50 (now about 60 for both).
     @Suite struct WatchdogWakeups {
-        private func wakeups(threads: Int, program: String, scratch: URL) throws -> (wakeups: Int, ticks: Int) {
-            let out = scratch.appendingPathComponent("idle-\(threads).txt").path
+        private func wakeups(threads: Int, program: String, scratch: URL, tickMs: Int = 100) throws -> (wakeups: Int, ticks: Int) {
+            let out = scratch.appendingPathComponent("idle-\(threads)-\(tickMs).txt").path
             let result = try ProcessRunner.run(TestPaths.hangwatch,
                                                ["run", "--thread", "loop-*", "-o", "/dev/null", "--", program,
-                                                "--ms", "2000", "--threads", "\(threads)", "--spread-ms", "5", "--out", out])
+                                                "--ms", "2000", "--threads", "\(threads)", "--spread-ms", "5",
+                                                "--tick-ms", "\(tickMs)", "--out", out])
             #expect(result.status == 0, "\(result.stderr)")
             let line = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
             func field(_ key: String) -> Int {
@@ -37,6 +38,19 @@ extension Integration {
             // more to see the round's busy periods end; its park times out every 50 ms.
             #expect(many.wakeups <= one.wakeups * 3 / 2 + 20, "64 loops: \(many.wakeups) wakeups, 1 loop: \(one.wakeups)")
             #expect(many.wakeups <= 100, "\(many.wakeups) wakeups in 2 s")
+        }
+
+        /// A loop woken every 10 ms (a responsive app's timer) keeps the
+        /// watchdog from parking; it polls every 20 ms, not every 10 (each
+        /// wake-up costs it 15-20 µs here): 200 wake-ups in 2 s before, about
+        /// 110 now. Hangs are still found and sampled (RunLoopHangs, OptionEffects).
+        @Test func aTenMillisecondLoopWakesTheWatchdogEveryOtherTick() throws {
+            let scratch = try TestPaths.scratch()
+            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
+            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop", flags: ["-Wall"])
+            let fast = try wakeups(threads: 1, program: program, scratch: scratch, tickMs: 10)
+            #expect(fast.ticks >= 2 * 190, "the loops ran: \(fast.ticks) timer ticks")
+            #expect(fast.wakeups > 50 && fast.wakeups <= 150, "\(fast.wakeups) wakeups in 2 s")
         }
     }
 }
