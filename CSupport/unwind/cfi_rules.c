@@ -90,6 +90,7 @@ static uint64_t encoded(cursor *c, uint8_t enc, bool value_only) {
     default: c->bad = true; return 0;
     }
     if (value_only) return v;
+    if (enc & 0x80) { c->bad = true; return 0; } // indirect: a pointer to the value
     switch (enc & 0x70) {
     case 0x00: return v;
     case 0x10: return v + at;
@@ -98,7 +99,10 @@ static uint64_t encoded(cursor *c, uint8_t enc, bool value_only) {
 }
 
 /// Steps over an encoded pointer whatever its application (the personality).
-static void skip_encoded(cursor *c, uint8_t enc) { (void)encoded(c, enc, true); }
+static void skip_encoded(cursor *c, uint8_t enc) {
+    if ((enc & 0x70) == 0x50) { c->bad = true; return; } // aligned: not worth following
+    (void)encoded(c, enc, true);
+}
 
 // ---- the row a pc falls in --------------------------------------------------
 
@@ -151,6 +155,7 @@ static bool parse_cie(const hw_module *m, uint64_t addr, cie *out) {
             default: return false; // 'S' (a signal frame), 'B', unknown: libunwind's
             }
         }
+        if (data.bad || (out->fde_enc & 0x70) == 0x50) return false;
         skip(&c, data_len);
     }
     out->insns = c;
@@ -163,10 +168,26 @@ static reg_rule *rule_of(row *r, uint64_t reg) {
     return NULL;
 }
 
-static void set_rule(row *r, uint64_t reg, uint8_t how, int64_t off) {
-    if (reg == DWARF_RSP) { r->rsp_ruled = true; return; }
+/// libunwind (x86-64) knows registers 0-16 in these instructions and fails
+/// the step on any other: so must we, or we would go on where it stops.
+#define DWARF_MAX_REG 16
+
+/// Sets `reg`'s rule; false for a register libunwind would refuse.
+static bool set_rule(row *r, uint64_t reg, uint8_t how, int64_t off) {
+    if (reg > DWARF_MAX_REG) return false;
+    if (reg == DWARF_RSP) { r->rsp_ruled = true; return true; }
     reg_rule *rule = rule_of(r, reg);
     if (rule) *rule = (reg_rule){ how, off };
+    return true;
+}
+
+/// Puts back `reg`'s rule from the CIE's initial row (DW_CFA_restore).
+static bool restore_rule(row *r, const row *initial, uint64_t reg) {
+    if (reg > DWARF_MAX_REG) return false;
+    if (reg == DWARF_RSP) r->rsp_ruled = initial->rsp_ruled;
+    else if (reg == DWARF_RBP) r->rbp = initial->rbp;
+    else if (reg == DWARF_RA) r->ra = initial->ra;
+    return true;
 }
 
 /// Runs call-frame instructions from `c` until the row holding `target`
@@ -181,14 +202,11 @@ static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t l
         bool advance = false;
         switch (op >> 6) {
         case 1: delta = (op & 0x3f) * ci->code_align; advance = true; break;
-        case 2: set_rule(r, op & 0x3f, AT_OFFSET, (int64_t)uleb(c) * ci->data_align); continue;
-        case 3:
-            reg = op & 0x3f;
-            if (reg == DWARF_RSP) r->rsp_ruled = initial->rsp_ruled;
-            else if (rule_of(r, reg)) *rule_of(r, reg) = *rule_of((row *)initial, reg);
-            continue;
+        case 2: if (!set_rule(r, op & 0x3f, AT_OFFSET, (int64_t)uleb(c) * ci->data_align)) return false; continue;
+        case 3: if (!restore_rule(r, initial, op & 0x3f)) return false; continue;
         }
         if (!advance) {
+            bool ok = true;
             switch (op) {
             case 0x00: break; // nop
             case 0x01: { // set_loc
@@ -200,15 +218,11 @@ static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t l
             case 0x02: delta = fixed(c, 1) * ci->code_align; advance = true; break;
             case 0x03: delta = fixed(c, 2) * ci->code_align; advance = true; break;
             case 0x04: delta = fixed(c, 4) * ci->code_align; advance = true; break;
-            case 0x05: reg = uleb(c); set_rule(r, reg, AT_OFFSET, (int64_t)uleb(c) * ci->data_align); break;
-            case 0x06:
-                reg = uleb(c);
-                if (reg == DWARF_RSP) r->rsp_ruled = initial->rsp_ruled;
-                else if (rule_of(r, reg)) *rule_of(r, reg) = *rule_of((row *)initial, reg);
-                break;
-            case 0x07: set_rule(r, uleb(c), UNDEFINED, 0); break;
-            case 0x08: set_rule(r, uleb(c), SAME, 0); break;
-            case 0x09: reg = uleb(c); (void)uleb(c); set_rule(r, reg, OTHER, 0); break;
+            case 0x05: reg = uleb(c); ok = set_rule(r, reg, AT_OFFSET, (int64_t)uleb(c) * ci->data_align); break;
+            case 0x06: ok = restore_rule(r, initial, uleb(c)); break;
+            case 0x07: ok = set_rule(r, uleb(c), UNDEFINED, 0); break;
+            case 0x08: ok = set_rule(r, uleb(c), SAME, 0); break;
+            case 0x09: reg = uleb(c); ok = uleb(c) <= DWARF_MAX_REG && set_rule(r, reg, OTHER, 0); break;
             case 0x0a:
                 if (depth == MAX_REMEMBERED) return false;
                 stack[depth++] = *r;
@@ -217,20 +231,30 @@ static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t l
                 if (depth == 0) return false;
                 *r = stack[--depth]; // the CFA rule too, as libunwind restores it
                 break;
-            case 0x0c: r->cfa_reg = (int)uleb(c); r->cfa_off = (int64_t)uleb(c); break;
-            case 0x0d: r->cfa_reg = (int)uleb(c); break;
+            case 0x0c:
+                reg = uleb(c);
+                ok = reg <= DWARF_MAX_REG;
+                r->cfa_reg = (int)reg;
+                r->cfa_off = (int64_t)uleb(c);
+                break;
+            case 0x0d: reg = uleb(c); ok = reg <= DWARF_MAX_REG; r->cfa_reg = (int)reg; break;
             case 0x0e: r->cfa_off = (int64_t)uleb(c); break;
-            case 0x0f: skip(c, uleb(c)); r->cfa_reg = -1; break;
-            case 0x10: reg = uleb(c); skip(c, uleb(c)); set_rule(r, reg, OTHER, 0); break;
-            case 0x11: reg = uleb(c); set_rule(r, reg, AT_OFFSET, sleb(c) * ci->data_align); break;
-            case 0x12: r->cfa_reg = (int)uleb(c); r->cfa_off = sleb(c) * ci->data_align; break;
+            case 0x11: reg = uleb(c); ok = set_rule(r, reg, AT_OFFSET, sleb(c) * ci->data_align); break;
+            case 0x12:
+                reg = uleb(c);
+                ok = reg <= DWARF_MAX_REG;
+                r->cfa_reg = (int)reg;
+                r->cfa_off = sleb(c) * ci->data_align;
+                break;
             case 0x13: r->cfa_off = sleb(c) * ci->data_align; break;
-            case 0x14: case 0x15: reg = uleb(c); (void)uleb(c); set_rule(r, reg, OTHER, 0); break;
-            case 0x16: reg = uleb(c); skip(c, uleb(c)); set_rule(r, reg, OTHER, 0); break;
             case 0x2e: (void)uleb(c); break; // GNU_args_size: no effect on the rule
-            case 0x2f: reg = uleb(c); set_rule(r, reg, AT_OFFSET, -(int64_t)uleb(c) * ci->data_align); break;
+            case 0x2f: reg = uleb(c); ok = set_rule(r, reg, AT_OFFSET, -(int64_t)uleb(c) * ci->data_align); break;
+            // Expressions (CFA or any register: libunwind evaluates them at every
+            // step and can fail there), val_offset (not in libunwind 1.6's
+            // parser), and anything unknown: libunwind's.
             default: return false;
             }
+            if (!ok) return false;
         }
         if (advance) {
             if (loc + delta > target) return !c->bad; // `target` is in the current row
@@ -321,13 +345,15 @@ static bool grow(hw_cfi_table *t) {
     return true;
 }
 
-hw_cfi_rule hw_cfi_rule_at(hw_cfi_table *t, const hw_module *m, uint64_t pc) {
-    if (t->cap) {
-        for (size_t at = slot_of(pc, t->cap);; at = (at + 1) & (t->cap - 1)) {
-            if (t->slots[at].kind == HW_CFI_EMPTY) break;
-            if (t->slots[at].pc == pc) return t->slots[at];
-        }
+bool hw_cfi_rule_known(const hw_cfi_table *t, uint64_t pc, hw_cfi_rule *out) {
+    if (!t->cap) return false;
+    for (size_t at = slot_of(pc, t->cap);; at = (at + 1) & (t->cap - 1)) {
+        if (t->slots[at].kind == HW_CFI_EMPTY) return false;
+        if (t->slots[at].pc == pc) { *out = t->slots[at]; return true; }
     }
+}
+
+hw_cfi_rule hw_cfi_rule_learn(hw_cfi_table *t, const hw_module *m, uint64_t pc) {
     hw_cfi_rule rule = derive(m, pc);
     if ((t->used + 1) * 4 > t->cap * 3 && !grow(t)) return rule; // kept at most 3/4 full
     size_t at = slot_of(pc, t->cap);

@@ -55,8 +55,11 @@ typedef struct hw_cfi_table {
     size_t cap, used;  // cap: a power of two, or 0
 } hw_cfi_table;
 
-/// The rule for `pc` in `m` (NULL `m`: no image, so libunwind's).
-hw_cfi_rule hw_cfi_rule_at(hw_cfi_table *t, const hw_module *m, uint64_t pc);
+/// The rule kept for `pc`, if any: a hash lookup.
+bool hw_cfi_rule_known(const hw_cfi_table *t, uint64_t pc, hw_cfi_rule *out);
+/// Reads `pc`'s rule from `m`'s .eh_frame and keeps it (NULL `m`: no image,
+/// so libunwind's). Call after hw_cfi_rule_known found none.
+hw_cfi_rule hw_cfi_rule_learn(hw_cfi_table *t, const hw_module *m, uint64_t pc);
 /// Forgets every rule (an image was added or replaced).
 void hw_cfi_table_clear(hw_cfi_table *t);
 void hw_cfi_table_free(hw_cfi_table *t);

@@ -307,6 +307,11 @@ static int unwind_libunwind(unwind_ctx *ctx, uint64_t *pcs, int max, bool *compl
 /// a zero return address, or a frame that does not move up the stack. Those
 /// cases are libunwind's (its fallbacks and checks apply there), so the two
 /// never disagree on what either gives (checked under HANGWATCH_UNWIND_VERIFY).
+/// One known exception, libunwind's: its global rule cache is keyed by the
+/// address alone, so an address seen first as an interrupted pc (row at pc)
+/// and later as a return address (row at pc - 1) gets the first row again;
+/// the two rows differ only where a row boundary falls exactly on a return
+/// address (after a call that never returns), and the flat table keeps both.
 static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
     const hw_rec_sample *s = ctx->sample;
     uint64_t ip = s->regs[HW_REG_RIP], sp = s->regs[HW_REG_RSP];
@@ -318,7 +323,8 @@ static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     // The innermost frame is looked up at its pc, the others just before
     // their return address (the call itself), as libunwind does.
     for (uint64_t key = ip; n < max; key = ip - 1) {
-        hw_cfi_rule r = hw_cfi_rule_at(&ctx->u->rules, module_for(ctx->u, key), key);
+        hw_cfi_rule r;
+        if (!hw_cfi_rule_known(&ctx->u->rules, key, &r)) r = hw_cfi_rule_learn(&ctx->u->rules, module_for(ctx->u, key), key);
         if (r.kind == HW_CFI_END) { *complete = *by_cfi = true; break; }
         if (r.kind != HW_CFI_RSP && r.kind != HW_CFI_RBP) return -1;
         uint64_t cfa = (r.kind == HW_CFI_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off, ra, caller_bp = bp;
@@ -346,13 +352,17 @@ static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     }
     u->counts.flat++;
     if (!u->verify) return n;
-    uint64_t flat_sp = ctx->last_sp, check[256];
+    uint64_t flat_sp = ctx->last_sp, check_room[256];
+    uint64_t *check = max <= 256 ? check_room : malloc((size_t)max * sizeof *check);
+    if (!check) return n;
     bool c2, b2;
-    int room = max < 256 ? max : 256;
-    int m = unwind_libunwind(ctx, check, room, &c2, &b2);
-    bool same = m == (n < room ? n : room) && c2 == *complete && b2 == *by_cfi && ctx->last_sp == flat_sp
+    int m = unwind_libunwind(ctx, check, max, &c2, &b2);
+    bool same = m == n && c2 == *complete && b2 == *by_cfi && ctx->last_sp == flat_sp
                 && memcmp(check, pcs, (size_t)m * sizeof *pcs) == 0;
-    if (same) return n;
+    if (same) {
+        if (check != check_room) free(check);
+        return n;
+    }
     if (u->counts.mismatches++ < 5) {
         int at = 0;
         while (at < n && at < m && pcs[at] == check[at]) at++;
@@ -362,6 +372,7 @@ static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
                 at < m ? (unsigned long long)check[at] : 0ull);
     }
     memcpy(pcs, check, (size_t)m * sizeof *pcs);
+    if (check != check_room) free(check);
     *complete = c2;
     *by_cfi = b2;
     return m;
