@@ -67,17 +67,18 @@ extension Integration {
             let photos = try #require(MeasuredWork.parse(file: measure).first { $0.name == "importPhotos" })
             let badge = try #require(MeasuredWork.parse(file: measure).first { $0.name == "updateBadge" })
             // Whatever was learned, the long block is a hang attach saw.
-            #expect(attach.report.hangs.contains { $0.durationMs >= photos.durationMs - 5 && $0.thread.role == "main-queue" },
+            #expect(attach.report.hangs.contains { abs($0.durationMs - photos.durationMs) <= 5 && $0.thread.role == "main-queue" },
                     "hangs: \(attach.report.hangs.map(\.durationMs))")
             // The worker's idle wait is learned from its timed futex waits (README, attach).
             // When any futex wait was a candidate, one inside a block could be learned
             // instead: the gap between the blocks was not seen and both came out as one
             // hang (CI, 2026-12-01: one 690 ms hang; once in six runs before).
             #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
-            // A worker started for the block is busy from its creation: up to a
-            // few ms before the block itself (see README, attach).
+            // A worker started for the block is busy from its creation, a little
+            // before the block itself (see README, attach): +0.0-1.3 ms in five
+            // quiet runs; the issue's ±5 ms holds.
             let first = try #require(attach.report.hangs.first)
-            #expect(first.durationMs >= photos.durationMs - 5 && first.durationMs <= photos.durationMs + 10,
+            #expect(first.durationMs >= photos.durationMs - 5 && first.durationMs <= photos.durationMs + 5,
                     "importPhotos \(photos.durationMs) ms, hang \(first.durationMs) ms")
             #expect(first.thread.role == "main-queue")
             let symbols = try #require(first.callTree).allSymbols
