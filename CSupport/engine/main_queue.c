@@ -84,7 +84,7 @@ void hw_main_thread_parks(void) {
 // watchdog posts a tiny probe block to it every HW_PROBE_INTERVAL_NS. A probe
 // that does not run within arm_ns means the queue is stuck: the busy period
 // is taken to have started halfway between the previous probe's run and this
-// probe's post (good to about half an interval, plus the watchdog's 10 ms
+// probe's post (good to about half an interval, plus the watchdog's 20 ms
 // tick), and ends when the probe finally runs. The stuck worker is found by asking every
 // running thread, in the SIGPROF handler, whether libdispatch says it is
 // draining the main queue.
