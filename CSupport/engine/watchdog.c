@@ -178,9 +178,11 @@ static void take_sample(hw_slot *slot) {
 // times a second to find nothing. At a tick that finds every watched loop
 // waiting, the watchdog sleeps on a futex; the heartbeat wakes it when a
 // busy period starts (one flag load per iteration, a syscall only when
-// parked). On the VMs we measure a futex wakeup costs the watchdog about
-// 5 µs and a timer's about 20 µs, so parking at the first idle tick is
-// cheaper than polling on, as long as the park lasts. Two rules keep it so:
+// parked). A park saves wake-ups, not the price of one: a futex wake cost
+// the watchdog 3.6-5.5 µs in isolation on the VMs we measure, but 15-20 µs, as
+// much as a timer's, when a loop's own timer wakes the loop and the loop
+// wakes the watchdog. So parking at the first idle tick pays as long as the
+// park outlasts the polls it replaces. Two rules keep it so:
 //  - after a heartbeat woke it, it parks again no sooner than
 //    HW_PARK_MIN_GAP_NS: loops woken by timers at the same time start their
 //    busy periods a little apart, and each one would end a park at once;
@@ -189,9 +191,8 @@ static void take_sample(hw_slot *slot) {
 //    before it parks again: a loop woken every 10 ms, or many loops at
 //    unrelated times, keep it polling, and a loop that is almost always busy
 //    pays about one futex wake per HW_PARK_HOLD_NS.
-// It polls every HW_IDLE_POLLS * arm_ns (20 ms), not every arm_ns: each
-// wake-up, by timer or by futex, costs it 15-20 µs on the VMs we measure,
-// and a loop woken every 10 ms would otherwise wake it as often. A busy
+// It polls every HW_IDLE_POLLS * arm_ns (20 ms), not every arm_ns: a loop
+// woken every 10 ms would otherwise wake it as often. A busy
 // period it has seen is still sampled from arm_ns on (the tick is moved to
 // then); one that began between two polls is found by the next, at most
 // 2 * arm_ns into it. Hang lengths come from the heartbeat either way.

@@ -359,23 +359,22 @@ static int unwind_with(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     int m = unwind_libunwind(ctx, check, max, &c2, &b2);
     bool same = m == n && c2 == *complete && b2 == *by_cfi && ctx->last_sp == flat_sp
                 && memcmp(check, pcs, (size_t)m * sizeof *pcs) == 0;
-    if (same) {
-        if (check != check_room) free(check);
-        return n;
+    if (!same) {
+        if (u->counts.mismatches++ < 5) {
+            int at = 0;
+            while (at < n && at < m && pcs[at] == check[at]) at++;
+            fprintf(stderr, "hangwatch: unwind check: flat rules gave %d frames (end %d/%d), libunwind %d (end %d/%d); "
+                            "first difference at frame %d: %#llx against %#llx\n",
+                    n, *complete, *by_cfi, m, c2, b2, at, at < n ? (unsigned long long)pcs[at] : 0ull,
+                    at < m ? (unsigned long long)check[at] : 0ull);
+        }
+        memcpy(pcs, check, (size_t)m * sizeof *pcs);
+        *complete = c2;
+        *by_cfi = b2;
+        n = m;
     }
-    if (u->counts.mismatches++ < 5) {
-        int at = 0;
-        while (at < n && at < m && pcs[at] == check[at]) at++;
-        fprintf(stderr, "hangwatch: unwind check: flat rules gave %d frames (end %d/%d), libunwind %d (end %d/%d); "
-                        "first difference at frame %d: %#llx against %#llx\n",
-                n, *complete, *by_cfi, m, c2, b2, at, at < n ? (unsigned long long)pcs[at] : 0ull,
-                at < m ? (unsigned long long)check[at] : 0ull);
-    }
-    memcpy(pcs, check, (size_t)m * sizeof *pcs);
     if (check != check_room) free(check);
-    *complete = c2;
-    *by_cfi = b2;
-    return m;
+    return n;
 }
 
 /// Whether the code just before `ra` in its image is a call instruction, as
