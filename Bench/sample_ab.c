@@ -1,0 +1,201 @@
+/*
+ * sample_ab: what one sample costs the sampled thread, measured inside one
+ * process, for Bench/run.sh (issue 11, row (d)).
+ *
+ *   cc -O2 -pthread -o sample_ab sample_ab.c
+ *   sample_ab --rounds R --iters N [--self-signal-hz HZ] [--out FILE]
+ *
+ * Comparing the thread CPU of a hung run under hangwatch with that of a plain
+ * run takes the difference of two separate processes' CPU times: on a shared
+ * 2-vCPU VM their spread (±1-2 %) is as large as the sampling cost itself, and
+ * the floor came out negative. Here the same work runs R times in each of two
+ * phases of one process, alternating (on, off, off, on, ...), and only the
+ * thread CPU of each phase is compared:
+ *   on:  N xorshift iterations inside one callback of an epoll loop, a busy
+ *        period of a few hundred ms that hangwatch samples;
+ *   off: the same N iterations in chunks of about 2 ms, each chunk ended by a
+ *        loop wait that returns at once (an always-readable eventfd), so no
+ *        busy period reaches the 10 ms at which sampling starts.
+ * Both phases make the same epoll_wait calls: the on phase's pass timeout 0,
+ * which hangwatch passes through (no heartbeat), the off phase's pass −1.
+ * With --self-signal-hz HZ (no hangwatch) a helper thread sends SIGPROF to the
+ * main thread HZ times a second during the on phases only, to an empty
+ * handler: the same measure of bare signal delivery, the floor.
+ *
+ * One line to --out FILE (or stdout):
+ *   rounds=R on_cpu_ns=<sum> off_cpu_ns=<sum> diff_med_ns=<median of the
+ *   per-round on - off> signals=<handled, on phases> on_wall_ns=<sum>
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MAX_ROUNDS 64
+#define CHUNKS 128 /* per phase: about 2 ms each for a 250-300 ms phase */
+
+static uint64_t clock_ns(clockid_t id)
+{
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static volatile uint64_t sink;
+
+/* A dependent xorshift chain: no memory traffic, so the phases differ only by
+ * what happens to the thread, not by cache state. */
+__attribute__((noinline)) static uint64_t kernel(uint64_t x, uint64_t n)
+{
+    for (uint64_t i = 0; i < n; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x += i;
+    }
+    return x;
+}
+
+/* ---- the floor's signal sender: on phases only ---- */
+static volatile int sig_stop, sig_on;
+static volatile uint32_t sig_hits;
+static pid_t main_tid;
+static uint64_t sig_period_ns;
+
+static void count_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig; (void)si; (void)uc;
+    if (sig_on) sig_hits++;
+}
+
+static void *signal_sender(void *arg)
+{
+    (void)arg;
+    uint64_t next = clock_ns(CLOCK_MONOTONIC);
+    while (!sig_stop) {
+        next += sig_period_ns;
+        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
+        if (!sig_on) continue;
+        siginfo_t si;
+        memset(&si, 0, sizeof si);
+        si.si_signo = SIGPROF;
+        si.si_code = SI_QUEUE;
+        si.si_pid = getpid();
+        si.si_uid = getuid();
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), main_tid, SIGPROF, &si);
+    }
+    return NULL;
+}
+
+static int ep;
+
+static void loop_wait(int timeout_ms)
+{
+    struct epoll_event got;
+    while (epoll_wait(ep, &got, 1, timeout_ms) < 0 && errno == EINTR) {}
+}
+
+/* One phase; returns its thread CPU. The on phase is one busy period. */
+static uint64_t phase(int on, uint64_t iters)
+{
+    uint64_t per = iters / CHUNKS, x = 88172645463325252ull;
+    sig_on = on;
+    uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int i = 0; i < CHUNKS; i++) {
+        x = kernel(x, per);
+        loop_wait(on ? 0 : -1);
+    }
+    uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+    sig_on = 0;
+    sink = x;
+    return cpu;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+int main(int argc, char **argv)
+{
+    uint64_t iters = 0, signal_hz = 0;
+    int rounds = 8;
+    const char *out = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--iters") && i + 1 < argc) iters = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) rounds = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--self-signal-hz") && i + 1 < argc) signal_hz = strtoull(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else { fprintf(stderr, "sample_ab: bad argument '%s'\n", argv[i]); return 2; }
+    }
+    if (!iters || rounds < 1 || rounds > MAX_ROUNDS) {
+        fprintf(stderr, "sample_ab: --iters N and --rounds 1-%d needed\n", MAX_ROUNDS);
+        return 2;
+    }
+    ep = epoll_create1(EPOLL_CLOEXEC);
+    int ev = eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK); /* never read: always readable */
+    struct epoll_event e = { .events = EPOLLIN, .data.fd = ev };
+    if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) < 0) { perror("sample_ab: epoll"); return 1; }
+
+    pthread_t sender;
+    if (signal_hz) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_sigaction = count_signal;
+        sa.sa_flags = SA_SIGINFO | SA_RESTART;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGPROF, &sa, NULL);
+        main_tid = (pid_t)syscall(SYS_gettid);
+        sig_period_ns = 1000000000ull / signal_hz;
+        if (pthread_create(&sender, NULL, signal_sender, NULL) != 0) { perror("sample_ab: pthread_create"); return 1; }
+    }
+    loop_wait(-1); /* the launch period ends here */
+    uint64_t on_sum = 0, off_sum = 0, on_wall = 0;
+    int64_t diff[MAX_ROUNDS];
+    for (int r = 0; r < rounds; r++) {
+        uint64_t on, off;
+        if (r % 2 == 0) {
+            uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+            on = phase(1, iters);
+            on_wall += clock_ns(CLOCK_MONOTONIC) - t0;
+            loop_wait(-1);
+            off = phase(0, iters);
+        } else {
+            off = phase(0, iters);
+            uint64_t t0 = clock_ns(CLOCK_MONOTONIC);
+            on = phase(1, iters);
+            on_wall += clock_ns(CLOCK_MONOTONIC) - t0;
+            loop_wait(-1);
+        }
+        on_sum += on;
+        off_sum += off;
+        diff[r] = (int64_t)on - (int64_t)off;
+    }
+    if (signal_hz) {
+        sig_stop = 1;
+        pthread_join(sender, NULL);
+    }
+    qsort(diff, (size_t)rounds, sizeof diff[0], cmp_i64);
+    int64_t med = rounds % 2 ? diff[rounds / 2] : (diff[rounds / 2 - 1] + diff[rounds / 2]) / 2;
+    char line[256];
+    int len = snprintf(line, sizeof line, "rounds=%d on_cpu_ns=%llu off_cpu_ns=%llu diff_med_ns=%lld signals=%u on_wall_ns=%llu\n",
+                       rounds, (unsigned long long)on_sum, (unsigned long long)off_sum, (long long)med,
+                       (unsigned)sig_hits, (unsigned long long)on_wall);
+    int fd = out ? open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644) : 1;
+    if (fd < 0) { perror(out); return 1; }
+    (void)!write(fd, line, (size_t)len);
+    if (out) close(fd);
+    return 0;
+}
