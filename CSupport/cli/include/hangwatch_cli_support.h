@@ -12,6 +12,10 @@ extern "C" {
 /// this from main also keeps the file linked in.
 void hw_cli_unwind_mask_shortcut_install(void);
 
+/// pidfd_open(2) of a child: a descriptor that polls readable once the child
+/// has exited (child_exit.c). -1 with errno set where the kernel lacks it.
+int hw_cli_pidfd_open(int pid);
+
 #ifdef __cplusplus
 }
 #endif
