@@ -34,9 +34,13 @@ typedef struct hw_thread_probe {
 /// A perf_event sampler on one thread and the ring the kernel writes its samples to (sampler_perf.c).
 typedef struct hw_perf_ring {
     int fd;
-    void *map;     // NULL: not sampling
+    void *map;            // NULL: not sampling
     size_t len;
-    uint32_t lost; // samples the kernel dropped because the ring was full
+    uint32_t lost;        // samples the kernel dropped because the ring was full
+    uint32_t stack_bytes; // stack bytes the kernel copies per sample
+    bool user_only;       // not allowed to count kernel time (perf_event_paranoid 2)
+    uint32_t resizes;     // times the session reopened it with another stack size
+    uint64_t need;        // the most stack any sample since the open had in use (0: none seen)
 } hw_perf_ring;
 
 /// Watchdog-private bookkeeping for one slot's current sampling session.
@@ -217,6 +221,8 @@ void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks);
 /// (`avail_at_cap`: the copy stopped at its limit, not at unmapped memory):
 /// up to the top of the slot's stack; sets HW_SAMPLE_TRUNCATED when cut short.
 uint64_t hw_stack_slice_len(const hw_slot *slot, uint64_t sp, uint64_t avail, bool avail_at_cap, uint32_t *flags);
+/// Bytes from `sp` to the top of the slot's stack (0: `sp` is not on it).
+uint64_t hw_stack_in_use(const hw_slot *slot, uint64_t sp);
 /// SIGNAL-SAFE. Reserve a sample record with room for `stack_len` stack bytes,
 /// header and registers filled; the caller copies the stack and commits.
 hw_rec_sample *hw_sample_reserve(int32_t tid, uint64_t busy_seq, uint32_t source, int call,

@@ -38,10 +38,19 @@ static const struct { uint8_t perf, ours; } perf_regs[] = {
 };
 #define PERF_REG_COUNT (sizeof perf_regs / sizeof perf_regs[0])
 
-/// Stack bytes the kernel copies per sample. A record's size is a u16, so a
-/// sample cannot carry the signal path's HW_MAX_STACK_COPY; 24 KiB holds the
-/// stacks of every demo with room to spare, and deeper ones are marked cut.
+/// Stack bytes the kernel copies per sample, at most. A record's size is a
+/// u16, so a sample cannot carry the signal path's HW_MAX_STACK_COPY; 24 KiB
+/// holds the stacks of every demo with room to spare, and deeper ones are
+/// marked cut.
 #define PERF_STACK_BYTES (24u * 1024u)
+/// The copy costs the sampled thread about 0.4 µs per KiB on the reference VM
+/// (4 KiB against 24 KiB: 9 µs a sample), and most of 24 KiB lies above the
+/// top of the stack of a thread that is not deep. A session starts at
+/// PERF_STACK_BYTES and is fitted after its first samples (fit_stack_size):
+/// the deepest stack they use plus PERF_STACK_MARGIN.
+#define PERF_STACK_MARGIN (4u * 1024u)
+#define PERF_STACK_MIN (4u * 1024u)
+#define PERF_MAX_RESIZES 2u
 /// Data pages of the ring (a power of two): 256 KiB, 10 samples. The
 /// watchdog drains it every tick; a full ring loses samples, counted. The
 /// ring is locked memory charged to the user (perf_event_mlock_kb, 516 KiB
@@ -54,7 +63,7 @@ static uint64_t regs_mask(void) {
     return mask;
 }
 
-static int open_event(pid_t tid, bool with_kernel) {
+static int open_event(pid_t tid, bool with_kernel, uint32_t stack_bytes) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -63,7 +72,7 @@ static int open_event(pid_t tid, bool with_kernel) {
     attr.sample_period = hw_g.config.sample_period_ns;
     attr.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
     attr.sample_regs_user = regs_mask();
-    attr.sample_stack_user = PERF_STACK_BYTES;
+    attr.sample_stack_user = stack_bytes;
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC; // hw_now_ns's clock: sample times line up with the heartbeat's
     // Counting kernel time keeps the weight of a thread busy inside system
@@ -95,10 +104,26 @@ static void note_sampler(uint32_t sampler, uint32_t detail) {
     hw_write_note(0, HW_NOTE_SAMPLER, (uint64_t)sampler | ((uint64_t)detail << 32));
 }
 
+/// Maps the ring of event `fd` into `r`, after moving the descriptor away
+/// from the numbers the program is given (shared table only). Closes `fd`
+/// and returns false when the mapping is refused.
+static bool map_ring(hw_perf_ring *r, int fd) {
+    size_t len = (PERF_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+    fd = hw_proc_keep_away_fd(fd);
+    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) { close(fd); return false; }
+    r->fd = fd;
+    r->map = map;
+    r->len = len;
+    return true;
+}
+
+/// A session's first event on `tid`, copying PERF_STACK_BYTES a sample; the
+/// first outcome in the process decides (and notes) which sampler is used.
 bool hw_perf_open(hw_perf_ring *r, pid_t tid) {
+    memset(r, 0, sizeof *r);
     r->fd = -1;
-    r->map = NULL;
-    r->lost = 0;
+    r->stack_bytes = PERF_STACK_BYTES;
     if (tid <= 0 || (hw_g.config.flags & HW_CONFIG_SIGNAL_SAMPLES)) return false;
     uint32_t state = __atomic_load_n(&hw_g.perf_state, __ATOMIC_ACQUIRE);
     if (state == HW_PERF_REFUSED) return false;
@@ -107,33 +132,38 @@ bool hw_perf_open(hw_perf_ring *r, pid_t tid) {
         note_sampler(HW_SAMPLER_SIGNAL, HW_SAMPLER_WHY_SECCOMP);
         return false;
     }
-    bool user_only = false;
-    int fd = open_event(tid, true);
-    if (fd == -EACCES || fd == -EPERM) { fd = open_event(tid, false); user_only = fd >= 0; }
+    int fd = open_event(tid, true, r->stack_bytes);
+    if (fd == -EACCES || fd == -EPERM) { fd = open_event(tid, false, r->stack_bytes); r->user_only = fd >= 0; }
     if (fd < 0) {
         int err = -fd;
         if (refused_for_good(err)) __atomic_store_n(&hw_g.perf_state, HW_PERF_REFUSED, __ATOMIC_RELEASE);
         if (state != HW_PERF_WORKS) note_sampler(HW_SAMPLER_SIGNAL, (uint32_t)err);
         return false;
     }
-    size_t len = (PERF_RING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
-    // Move it away from the numbers the program is given (shared table only).
-    fd = hw_proc_keep_away_fd(fd);
-    void *map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
+    if (!map_ring(r, fd)) {
         // The locked-memory allowance may be spent (other sessions, the
         // program's own perf rings): signals this time; say so once.
-        close(fd);
         if (state == HW_PERF_UNTRIED) note_sampler(HW_SAMPLER_SIGNAL, HW_SAMPLER_WHY_RING);
         return false;
     }
     if (__atomic_exchange_n(&hw_g.perf_state, HW_PERF_WORKS, __ATOMIC_ACQ_REL) != HW_PERF_WORKS)
-        note_sampler(HW_SAMPLER_PERF, user_only ? HW_SAMPLER_WHY_USER_ONLY : 0);
-    r->fd = fd;
-    r->map = map;
-    r->len = len;
+        note_sampler(HW_SAMPLER_PERF, r->user_only ? HW_SAMPLER_WHY_USER_ONLY : 0);
     return true;
 }
+
+/// A replacement for the running event `old` on `tid`, alike but for its
+/// stack size. It leaves the process-wide verdict and the notes alone: its
+/// failure (the thread just exited, a descriptor shortage) says nothing of
+/// the next session, which starts anew with hw_perf_open.
+static bool reopen_sized(hw_perf_ring *r, const hw_perf_ring *old, pid_t tid, uint32_t stack_bytes) {
+    memset(r, 0, sizeof *r);
+    r->fd = -1;
+    r->stack_bytes = stack_bytes;
+    r->user_only = old->user_only;
+    int fd = open_event(tid, !old->user_only, stack_bytes);
+    return fd >= 0 && map_ring(r, fd);
+}
+
 
 /// Copies `len` bytes at ring offset `pos` (which may wrap) into `dst`.
 static void ring_copy(void *dst, const uint8_t *data, uint64_t size, uint64_t pos, uint64_t len) {
@@ -225,6 +255,10 @@ static void write_slot_sample(void *ctx, uint64_t time_ns, const uint64_t regs[H
     // not this hang's. The signal path never had them: its handler checks.
     if (slot->session.perf_until_ns && time_ns > slot->session.perf_until_ns) return;
     uint32_t flags = HW_SAMPLE_KERNEL;
+    // How much stack this sample had in use, for the next size (an alternate stack: the most).
+    uint64_t in_use = hw_stack_in_use(slot, regs[HW_REG_RSP]);
+    uint64_t need = in_use ? in_use : PERF_STACK_BYTES;
+    if (need > slot->session.perf.need) slot->session.perf.need = need;
     uint64_t len = hw_stack_slice_len(slot, regs[HW_REG_RSP], stack->len, stack->len == stack->asked, &flags);
     hw_rec_sample *rec = hw_sample_reserve(slot->tid, slot->session.busy_seq, HW_SRC_SIGNAL, 0, regs, time_ns, len);
     if (!rec) return;
@@ -232,8 +266,46 @@ static void write_slot_sample(void *ctx, uint64_t time_ns, const uint64_t regs[H
     hw_sample_commit(rec, flags, len);
 }
 
+/// The stack size the samples seen so far call for: their deepest use plus
+/// the margin, in whole KiB, within [PERF_STACK_MIN, PERF_STACK_BYTES].
+static uint32_t fitted_stack_bytes(uint64_t need) {
+    uint64_t bytes = (need + PERF_STACK_MARGIN + 1023u) & ~(uint64_t)1023u;
+    if (bytes < PERF_STACK_MIN) bytes = PERF_STACK_MIN;
+    return bytes > PERF_STACK_BYTES ? PERF_STACK_BYTES : (uint32_t)bytes;
+}
+
+/// Reopens the session's event with a stack size fitted to its samples, once
+/// the first drain has shown how much stack they use; and back at the full
+/// PERF_STACK_BYTES, for good, as soon as a sample needed more than the fitted
+/// size (that sample alone is cut short). A stack that keeps growing thus
+/// costs one cut sample, never a session of them. The new event is opened
+/// before the old one is closed, so a refusal keeps the old one; what the old
+/// one sampled since the drain just done is dropped (less than a period).
+static void fit_stack_size(hw_slot *slot) {
+    hw_perf_ring *ring = &slot->session.perf;
+    if (!ring->map || !ring->need || ring->resizes >= PERF_MAX_RESIZES) return;
+    uint32_t want;
+    if (ring->resizes == 0) {
+        want = fitted_stack_bytes(ring->need);
+        if (want + PERF_STACK_MARGIN > ring->stack_bytes) { ring->resizes = PERF_MAX_RESIZES; return; } // not worth it
+    } else if (ring->need > ring->stack_bytes) {
+        want = PERF_STACK_BYTES;
+    } else {
+        return;
+    }
+    hw_perf_ring fitted;
+    if (!reopen_sized(&fitted, ring, slot->session.os_tid, want)) return;
+    fitted.lost = ring->lost;
+    fitted.resizes = want == PERF_STACK_BYTES ? PERF_MAX_RESIZES : ring->resizes + 1;
+    fitted.need = ring->need;
+    hw_perf_close(ring);
+    *ring = fitted;
+}
+
 uint32_t hw_perf_session_drain(hw_slot *slot) {
-    return hw_perf_drain(&slot->session.perf, write_slot_sample, slot);
+    uint32_t samples = hw_perf_drain(&slot->session.perf, write_slot_sample, slot);
+    if (samples) fit_stack_size(slot);
+    return samples;
 }
 
 void hw_perf_session_close(hw_slot *slot) {
@@ -248,7 +320,7 @@ void hw_perf_session_close(hw_slot *slot) {
     else if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != HW_STATE_BUSY)
         until = __atomic_load_n(&slot->idle_since_ns, __ATOMIC_ACQUIRE);
     if (until) ses->perf_until_ns = until > HW_STAMP_MAX_ERROR_NS ? until - HW_STAMP_MAX_ERROR_NS : 1;
-    hw_perf_session_drain(slot);
+    hw_perf_drain(&ses->perf, write_slot_sample, slot); // the last ones: no refit
     if (ses->perf.lost) hw_write_note(ses->os_tid, HW_NOTE_KERNEL_SAMPLES_LOST, ses->perf.lost);
     hw_perf_close(&ses->perf);
 }

@@ -24,6 +24,12 @@ static uint64_t slice_len(const hw_slot *slot, uint64_t sp, uint32_t *flags) {
     return len;
 }
 
+uint64_t hw_stack_in_use(const hw_slot *slot, uint64_t sp) {
+    uint64_t lo = __atomic_load_n(&slot->stack_lo, __ATOMIC_RELAXED);
+    uint64_t hi = __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED);
+    return sp < lo || sp >= hi ? 0 : hi - sp;
+}
+
 /// SIGNAL-SAFE: one raw syscall. A handler that runs on the thread's
 /// sigaltstack was interrupted there, outside the stack the slot knows: the
 /// slice is [sp, top of the alternate stack), capped. The kernel says

@@ -130,6 +130,36 @@ extension Integration {
             }
         }
 
+        // The kernel sampler fits the stack it copies to a hang's first samples (sampler_perf.c):
+        // here the stack gets 12 KiB deeper after 200 ms, and the first deeper sample takes the
+        // copy back to its full 24 KiB, so the deep half is captured whole but for that sample.
+        @Test func stackThatGrowsDuringTheHangIsStillCapturedWhole() throws {
+            let program = try SafetyProgram.build("growing_stack")
+            let plain = try program.plain([])
+            let run = try program.watched([])
+            expectSame(plain, run)
+            let (lost, phantoms) = Safety.match(run.work("grow_while_hung"), in: run.report.hangs, toleranceMs: 5)
+            #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
+            let tree = try #require(run.report.hangs.first?.callTree)
+            /// Samples through the nodes named `symbol` in `node`'s subtree (the outermost match counts).
+            func samples(of symbol: String, in node: CallTreeNode) -> Int {
+                node.symbol.contains(symbol) ? node.sampleCount
+                    : node.children.reduce(0) { $0 + samples(of: symbol, in: $1) }
+            }
+            let deep = samples(of: "deep_spin", in: tree)
+            let cut = samples(of: "<stack not fully captured>", in: tree)
+            /// The outermost node named `symbol` (main sits under _start and libc's frames).
+            func outermost(_ symbol: String, in root: CallTreeNode) -> CallTreeNode? {
+                if root.symbol == symbol { return root }
+                for child in root.children { if let found = outermost(symbol, in: child) { return found } }
+                return nil
+            }
+            let wholeFromMain = outermost("main", in: tree).map { samples(of: "deep_spin", in: $0) } ?? 0
+            #expect(deep >= 300, "deep_spin: \(deep) samples of \(run.report.hangs.first?.sampleCount ?? 0)")
+            #expect(cut <= 3, "\(cut) samples cut short")
+            #expect(wholeFromMain >= deep - cut && wholeFromMain > 0, "deep_spin under main: \(wholeFromMain) of \(deep)")
+        }
+
         // Item 15: a hang inside a dl_iterate_phdr callback (the loader lock held).
         @Test func hangHoldingTheLoaderLock() throws {
             let program = try SafetyProgram.build("loader_lock")
