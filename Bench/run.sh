@@ -8,7 +8,7 @@
 # Knobs (environment):
 #   BENCH_A_RUNS=7    repetitions of each configuration in (a) (medians are reported)
 #   BENCH_RUNS=5      repetitions for (c) and (d)
-#   BENCH_AB_RUNS=3   runs of each paired (d) measure (Bench/sample_ab.c, about 5 s each)
+#   BENCH_AB_RUNS=3   runs of each paired (d) measure (Bench/sample_ab.c, about 7 s each)
 #   BENCH_IDLE_RUNS=3 repetitions for (b)
 #   BENCH_E_SECONDS=11  length of the hang of (e) (≥ 10.5 s for 10,000 samples)
 #   BENCH_KEEP=1      keep the temporary directory (raw result files)
@@ -363,12 +363,14 @@ RESULT[reader]=$D_READER
 # a sampled busy period, one in 2 ms chunks that are never sampled; per round, on - off. The plain
 # run's on - off (no sampling at all) is the noise, subtracted.
 AB_ITERS=$(awk -v n="$ITERS" 'BEGIN { printf "%.0f", n * 0.15 }') # about 300 ms per phase
-AB_ROUNDS=8
+AB_ROUNDS=12
 printf '  paired in one process (Bench/sample_ab.c: %s rounds of a 300 ms sampled phase and the same work unsampled; %s runs each)\n' \
     "$AB_ROUNDS" "$AB_RUNS"
 for ((i = 0; i < AB_RUNS; i++)); do
     "$TMP/sample_ab" --rounds "$AB_ROUNDS" --iters "$AB_ITERS" --out "$TMP/ab_plain.txt"
     "$TMP/sample_ab" --rounds "$AB_ROUNDS" --iters "$AB_ITERS" --self-signal-hz 1000 --out "$TMP/ab_floor.txt"
+    "$TMP/sample_ab" --rounds "$AB_ROUNDS" --iters "$AB_ITERS" --self-perf-hz 1000 --perf-stack 8192 --out "$TMP/ab_perf.txt" ||
+        echo "signals=0" >> "$TMP/ab_perf.txt" # perf_event_open refused
     "$HW" run -o "$TMP/ab.json" --format json -- "$TMP/sample_ab" --rounds "$AB_ROUNDS" --iters "$AB_ITERS" --out "$TMP/ab_hw.txt"
     json_samples "$TMP/ab.json" >> "$TMP/ab_hw_samples.txt"
     "$HW" run --sampler signal -o "$TMP/ab.json" --format json -- \
@@ -382,13 +384,16 @@ per_event() { paste -d' ' <(field "$1" diff_med_ns) "$2" |
 AB_HW=$(per_event "$TMP/ab_hw.txt" "$TMP/ab_hw_samples.txt")
 AB_SIG=$(per_event "$TMP/ab_sig.txt" "$TMP/ab_sig_samples.txt")
 AB_FLOOR=$(per_event "$TMP/ab_floor.txt" <(field "$TMP/ab_floor.txt" signals))
+AB_PERF=$(per_event "$TMP/ab_perf.txt" <(field "$TMP/ab_perf.txt" signals))
 printf '    plain on - off per round (the noise, ms):   %s\n' "$(field "$TMP/ab_plain.txt" diff_med_ns | awk '{ printf "%s%.2f", (NR > 1 ? " " : ""), $1 / 1e6 }')"
 printf '    signal floor, per signal (µs):              %s   (%s signals a run)\n' "$(fmt 2 "$AB_FLOOR")" "$(field "$TMP/ab_floor.txt" signals | tr '\n' ' ')"
+printf '    kernel sampler floor, per sample (µs):      %s   (a perf_event task clock on the thread, 8 KiB of stack, no hangwatch)\n' "$(fmt 2 "$AB_PERF")"
 printf '    hangwatch (kernel sampler), per sample (µs): %s   (%s samples a run)\n' "$(fmt 2 "$AB_HW")" "$(tr '\n' ' ' < "$TMP/ab_hw_samples.txt")"
 printf '    hangwatch --sampler signal, per sample (µs): %s   (%s samples a run)\n' "$(fmt 2 "$AB_SIG")" "$(tr '\n' ' ' < "$TMP/ab_sig_samples.txt")"
 RESULT[d_floor]=$AB_FLOOR
 RESULT[d_thread]=$AB_HW
 RESULT[d_thread_signal]=$AB_SIG
+RESULT[d_perf_floor]=$AB_PERF
 RESULT[d_thread_runs]=$D_THREAD_CPU
 # Below 0.5 µs the floor is noise, and no ratio is given.
 RESULT[d_ratio]=$(awk -v t="$AB_HW" -v f="$AB_FLOOR" 'BEGIN { if (f > 0.5) printf "%.6f", t / f; else print "n/a" }')
@@ -503,6 +508,7 @@ row "(d) per sample, sampled thread / signal floor" "$([[ ${RESULT[d_ratio]} == 
 printf '  %-44s %12s %9s %8s  %s\n' "    sampled thread, kernel sampler (paired)" "$(fmt 2 "${RESULT[d_thread]}") µs" "" "" "(info)"
 printf '  %-44s %12s %9s %8s  %s\n' "    same, --sampler signal: ratio" "$(fmt 2 "${RESULT[d_ratio_signal]}")×" "" "" "($(fmt 2 "${RESULT[d_thread_signal]}") µs)"
 printf '  %-44s %12s %9s %8s  %s\n' "    floor: bare signal delivery (paired)" "$(fmt 2 "${RESULT[d_floor]}") µs" "" "" "(no hangwatch)"
+printf '  %-44s %12s %9s %8s  %s\n' "    floor: bare kernel sampler (paired)" "$(fmt 2 "${RESULT[d_perf_floor]}") µs" "" "" "(no hangwatch)"
 printf '  %-44s %12s %9s %8s  %s\n' "    sampled thread, two processes' CPU" "$(fmt 2 "${RESULT[d_thread_runs]}") µs" "" "" "(info: the older, noisier measure)"
 row "(d) per sample, hangwatch process (unwind…)" "$(fmt 2 "${RESULT[d_cli]}") µs" "≤ 5 µs" "≤ 2 µs" "${RESULT[d_cli]}" 5 2 d
 if [[ -n "$SIGMASK" && "$SIGMASK" =~ ^[0-9]+$ ]]; then
