@@ -18,6 +18,9 @@
  *   thread, an injected watchdog included> main_cpu_ns=<main thread only>
  *   ticks=<callbacks run> other_switches=<context switches of every thread
  *   but the main one: an injected watchdog's wakeups, counted by the kernel>
+ *   steady_ns=<wall time from main's first tick 1 s in to its last>
+ *   steady_cpu_ns=<process CPU over that window: idle cost without start-up>
+ *   steady_watchdog_ns=<CPU of the thread named "hangwatch" over about that window>
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -79,7 +82,38 @@ static unsigned long long other_threads_switches(const char *only_named)
     return total;
 }
 
+/* CPU ns of the threads named `name` (schedstat's first field), summed. */
+static uint64_t named_threads_cpu_ns(const char *name)
+{
+    uint64_t total = 0;
+    DIR *dir = opendir("/proc/self/task");
+    if (!dir) return 0;
+    struct dirent *d;
+    while ((d = readdir(dir))) {
+        if (d->d_name[0] == '.') continue;
+        char path[300], comm[32] = {0};
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
+        FILE *c = fopen(path, "r");
+        if (!c) continue;
+        if (!fgets(comm, sizeof comm, c)) comm[0] = 0;
+        fclose(c);
+        comm[strcspn(comm, "\n")] = 0;
+        if (strcmp(comm, name)) continue;
+        snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", d->d_name);
+        FILE *f = fopen(path, "r");
+        unsigned long long ns = 0;
+        if (f && fscanf(f, "%llu", &ns) == 1) total += ns;
+        if (f) fclose(f);
+    }
+    closedir(dir);
+    return total;
+}
+
 static uint64_t total_ms = 4000, tick_ms = 100, first_tick_ns;
+/* The steady window: from main's first tick 1 s in (every thread started,
+ * named and through its first waits) to main's last: start-up is not idle cost. */
+static uint64_t steady_from_ns, steady_start_ns, steady_start_cpu_ns, steady_end_ns, steady_end_cpu_ns;
+static uint64_t steady_start_watchdog_ns;
 static int threads;
 static double spread_ms;
 
@@ -106,6 +140,16 @@ static unsigned run_loop(int index, uint64_t end)
         if (n < 0) { perror("idle_loop: epoll_wait"); exit(1); }
         uint64_t expirations;
         if (read(tfd, &expirations, sizeof expirations) == (ssize_t)sizeof expirations) ticks++;
+        if (index == 0) {
+            uint64_t now = clock_ns(CLOCK_MONOTONIC);
+            if (!steady_start_ns && now >= steady_from_ns) {
+                steady_start_ns = now;
+                steady_start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+                steady_start_watchdog_ns = named_threads_cpu_ns("hangwatch");
+            }
+            steady_end_ns = now;
+            steady_end_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        }
     }
     close(tfd);
     close(ep);
@@ -138,6 +182,7 @@ int main(int argc, char **argv)
     if (threads < 0 || threads > 1024 || tick_ms == 0 || spread_ms < 0 || spread_ms > (double)tick_ms) { fprintf(stderr, "idle_loop: bad --threads or --tick-ms\n"); return 2; }
     uint64_t t0 = clock_ns(CLOCK_MONOTONIC), end = t0 + total_ms * 1000000ull;
     first_tick_ns = t0 + tick_ms * 1000000ull;
+    steady_from_ns = t0 + (total_ms > 2000 ? 1000000000ull : total_ms * 1000000ull / 2);
     struct loop_thread *loops = calloc((size_t)threads + 1, sizeof *loops);
     for (int i = 0; i < threads; i++) {
         loops[i].index = i + 1;
@@ -148,6 +193,7 @@ int main(int argc, char **argv)
     uint64_t wall = clock_ns(CLOCK_MONOTONIC) - t0;
     /* The watchdog's switches are read while the loop threads still exist (they are not counted). */
     unsigned long long switches = other_threads_switches(NULL), watchdog = other_threads_switches("hangwatch");
+    uint64_t steady_watchdog_ns = named_threads_cpu_ns("hangwatch") - steady_start_watchdog_ns;
     for (int i = 0; i < threads; i++) {
         pthread_join(loops[i].thread, NULL);
         ticks += loops[i].ticks;
@@ -156,10 +202,12 @@ int main(int argc, char **argv)
         char line[400];
         int len = snprintf(line, sizeof line,
                            "wall_ns=%llu proc_cpu_ns=%llu main_cpu_ns=%llu ticks=%u other_switches=%llu "
-                           "watchdog_switches=%llu threads=%d\n",
+                           "watchdog_switches=%llu threads=%d steady_ns=%llu steady_cpu_ns=%llu steady_watchdog_ns=%llu\n",
                            (unsigned long long)wall, (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID),
                            (unsigned long long)clock_ns(CLOCK_THREAD_CPUTIME_ID), ticks, switches, watchdog,
-                           threads);
+                           threads, (unsigned long long)(steady_end_ns - steady_start_ns),
+                           (unsigned long long)(steady_end_cpu_ns - steady_start_cpu_ns),
+                           (unsigned long long)steady_watchdog_ns);
         int fd = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) { perror(out); return 1; }
         (void)!write(fd, line, (size_t)len);
