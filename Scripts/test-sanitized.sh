@@ -27,7 +27,7 @@ FILTER=${1:-$DEFAULT_FILTER}
 # watchdog's, and the idle-cost threshold (2 % of a core) has little headroom
 # even plain (1.6-1.9 % measured; 1.6-2.8 % sanitized): no safety signal here.
 # readerMemoryDuringALongHang measures the hangwatch process, which is not
-# sanitized: under the sanitized agent it is the same 12 s as in the main run.
+# sanitized: under the sanitized agent it is the same 8 s as in the main run.
 SKIP=${SANITIZED_SKIP:-'mainThreadParkedInJoinCostsLittle|readerMemoryDuringALongHang'}
 
 make --no-print-directory agent-sanitized

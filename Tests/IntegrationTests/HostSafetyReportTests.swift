@@ -248,7 +248,7 @@ extension Integration {
         @Test func readerMemoryDuringALongHang() throws {
             let program = try SafetyProgram.build("long_hang")
             let peaks = PeakBox()
-            let run = try program.watched(["12"], timeout: 120) { process in
+            let run = try program.watched(["8"], timeout: 120) { process in
                 let start = Date()
                 while process.isRunning {
                     if let kb = Safety.peakRssKb(of: process.processIdentifier) {
@@ -264,9 +264,9 @@ extension Integration {
             let (at3s, last) = peaks.snapshot
             let finalMb = Double(last.kb) / 1024, earlyMb = Double(at3s.kb) / 1024
             let growthMbPerS = (finalMb - earlyMb) / max(last.at - at3s.at, 1)
-            // ≤ 50 MB for a 60 s hang is the bound: a 12 s hang stays far below 120 MB,
+            // ≤ 50 MB for a 60 s hang is the bound: an 8 s hang stays far below 120 MB,
             // and the peak grows well under 2 MB per second of hang.
-            #expect(finalMb < 120, "hangwatch's peak RSS \(finalMb) MB after a 12 s hang")
+            #expect(finalMb < 120, "hangwatch's peak RSS \(finalMb) MB after an 8 s hang")
             #expect(growthMbPerS < 2, "peak RSS grew \(growthMbPerS) MB/s (\(earlyMb) MB at 3 s, \(finalMb) MB at the end)")
         }
 

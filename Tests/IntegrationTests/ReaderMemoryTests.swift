@@ -19,7 +19,7 @@ extension Integration {
             let scratch = try TestPaths.scratch()
             let source = TestPaths.packageRoot.appendingPathComponent("Bench/cpu_hang.c").path
             let program = try ProcessRunner.compileC(source, into: scratch, name: "cpu_hang")
-            let calibration = try ProcessRunner.run(program, ["--calibrate", "10000"])
+            let calibration = try ProcessRunner.run(program, ["--calibrate", "7000"])
             let iterations = try #require(UInt64(calibration.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
 
             // Samples every 100 ms: the RSS 2 s in (the reader is set up, the
@@ -37,7 +37,7 @@ extension Integration {
             }
             #expect(run.result.status == 0)
             let hang = try #require(run.report.hangs.max { $0.durationMs < $1.durationMs })
-            // Calibrated for 10 s of work at depth 1; deeper stacks and a busy VM change that.
+            // Calibrated for 7 s of work at depth 1; deeper stacks and a busy VM change that.
             #expect(hang.durationMs > 5_000, "the hang itself: \(hang.durationMs) ms")
             #expect(hang.sampleCount > 3_000)
             #expect(early > 0 && peak > 0)
