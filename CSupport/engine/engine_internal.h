@@ -33,14 +33,16 @@ typedef struct hw_thread_probe {
 
 /// A perf_event sampler on one thread and the ring the kernel writes its samples to (sampler_perf.c).
 typedef struct hw_perf_ring {
-    int fd;
+    int fd;               // the event sampling now
+    int old_fd;           // the event the ring was mapped through, after a stack-size switch; else -1
     void *map;            // NULL: not sampling
     size_t len;
     uint32_t lost;        // samples the kernel dropped because the ring was full
     uint32_t stack_bytes; // stack bytes the kernel copies per sample
     bool user_only;       // not allowed to count kernel time (perf_event_paranoid 2)
-    uint32_t resizes;     // times the session reopened it with another stack size
-    uint64_t need;        // the most stack any sample since the open had in use (0: none seen)
+    uint32_t resizes;     // stack-size switches so far (PERF_MAX_RESIZES: no more)
+    uint32_t samples;     // samples drained this session
+    uint64_t need;        // the most stack any sample of this session had in use (0: none seen)
 } hw_perf_ring;
 
 /// Watchdog-private bookkeeping for one slot's current sampling session.

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -49,12 +50,15 @@ static const struct { uint8_t perf, ours; } perf_regs[] = {
 /// PERF_STACK_BYTES and is fitted after its first samples (fit_stack_size):
 /// the deepest stack they use plus PERF_STACK_MARGIN.
 #define PERF_STACK_MARGIN (4u * 1024u)
-#define PERF_STACK_MIN (4u * 1024u)
+/// Samples a session takes at the full size before it is fitted: a busy
+/// period that ends sooner (most are short) never pays for a second event.
+#define PERF_FIT_AFTER_SAMPLES 32u
 #define PERF_MAX_RESIZES 2u
 /// Data pages of the ring (a power of two): 256 KiB, 10 samples. The
 /// watchdog drains it every tick; a full ring loses samples, counted. The
 /// ring is locked memory charged to the user (perf_event_mlock_kb, 516 KiB
-/// per CPU unprivileged): half of one CPU's allowance per sampled thread.
+/// per CPU unprivileged): half of one CPU's allowance per sampled thread (a
+/// refit of the stack size writes into the same ring: no second one).
 #define PERF_RING_PAGES 64u
 
 static uint64_t regs_mask(void) {
@@ -63,7 +67,7 @@ static uint64_t regs_mask(void) {
     return mask;
 }
 
-static int open_event(pid_t tid, bool with_kernel, uint32_t stack_bytes) {
+static int open_event(pid_t tid, bool with_kernel, uint32_t stack_bytes, bool disabled) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -80,6 +84,7 @@ static int open_event(pid_t tid, bool with_kernel, uint32_t stack_bytes) {
     // the privilege to count it (perf_event_paranoid 2), user time only.
     attr.exclude_kernel = !with_kernel;
     attr.exclude_hv = 1;
+    attr.disabled = disabled;
     int fd = (int)syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0) return -errno;
     return fd;
@@ -122,7 +127,7 @@ static bool map_ring(hw_perf_ring *r, int fd) {
 /// first outcome in the process decides (and notes) which sampler is used.
 bool hw_perf_open(hw_perf_ring *r, pid_t tid) {
     memset(r, 0, sizeof *r);
-    r->fd = -1;
+    r->fd = r->old_fd = -1;
     r->stack_bytes = PERF_STACK_BYTES;
     if (tid <= 0 || (hw_g.config.flags & HW_CONFIG_SIGNAL_SAMPLES)) return false;
     uint32_t state = __atomic_load_n(&hw_g.perf_state, __ATOMIC_ACQUIRE);
@@ -132,8 +137,8 @@ bool hw_perf_open(hw_perf_ring *r, pid_t tid) {
         note_sampler(HW_SAMPLER_SIGNAL, HW_SAMPLER_WHY_SECCOMP);
         return false;
     }
-    int fd = open_event(tid, true, r->stack_bytes);
-    if (fd == -EACCES || fd == -EPERM) { fd = open_event(tid, false, r->stack_bytes); r->user_only = fd >= 0; }
+    int fd = open_event(tid, true, r->stack_bytes, false);
+    if (fd == -EACCES || fd == -EPERM) { fd = open_event(tid, false, r->stack_bytes, false); r->user_only = fd >= 0; }
     if (fd < 0) {
         int err = -fd;
         if (refused_for_good(err)) __atomic_store_n(&hw_g.perf_state, HW_PERF_REFUSED, __ATOMIC_RELEASE);
@@ -150,20 +155,6 @@ bool hw_perf_open(hw_perf_ring *r, pid_t tid) {
         note_sampler(HW_SAMPLER_PERF, r->user_only ? HW_SAMPLER_WHY_USER_ONLY : 0);
     return true;
 }
-
-/// A replacement for the running event `old` on `tid`, alike but for its
-/// stack size. It leaves the process-wide verdict and the notes alone: its
-/// failure (the thread just exited, a descriptor shortage) says nothing of
-/// the next session, which starts anew with hw_perf_open.
-static bool reopen_sized(hw_perf_ring *r, const hw_perf_ring *old, pid_t tid, uint32_t stack_bytes) {
-    memset(r, 0, sizeof *r);
-    r->fd = -1;
-    r->stack_bytes = stack_bytes;
-    r->user_only = old->user_only;
-    int fd = open_event(tid, !old->user_only, stack_bytes);
-    return fd >= 0 && map_ring(r, fd);
-}
-
 
 /// Copies `len` bytes at ring offset `pos` (which may wrap) into `dst`.
 static void ring_copy(void *dst, const uint8_t *data, uint64_t size, uint64_t pos, uint64_t len) {
@@ -242,8 +233,9 @@ void hw_perf_close(hw_perf_ring *r) {
     if (!r->map) return;
     munmap(r->map, r->len);
     close(r->fd);
+    if (r->old_fd >= 0) close(r->old_fd);
     r->map = NULL;
-    r->fd = -1;
+    r->fd = r->old_fd = -1;
 }
 
 // ---- a watched thread's session ---------------------------------------------
@@ -267,25 +259,47 @@ static void write_slot_sample(void *ctx, uint64_t time_ns, const uint64_t regs[H
 }
 
 /// The stack size the samples seen so far call for: their deepest use plus
-/// the margin, in whole KiB, within [PERF_STACK_MIN, PERF_STACK_BYTES].
+/// the margin, in whole KiB, at most PERF_STACK_BYTES.
 static uint32_t fitted_stack_bytes(uint64_t need) {
     uint64_t bytes = (need + PERF_STACK_MARGIN + 1023u) & ~(uint64_t)1023u;
-    if (bytes < PERF_STACK_MIN) bytes = PERF_STACK_MIN;
     return bytes > PERF_STACK_BYTES ? PERF_STACK_BYTES : (uint32_t)bytes;
 }
 
-/// Reopens the session's event with a stack size fitted to its samples, once
-/// the first drain has shown how much stack they use; and back at the full
-/// PERF_STACK_BYTES, for good, as soon as a sample needed more than the fitted
-/// size (that sample alone is cut short). A stack that keeps growing thus
-/// costs one cut sample, never a session of them. The new event is opened
-/// before the old one is closed, so a refusal keeps the old one; what the old
-/// one sampled since the drain just done is dropped (less than a period).
-static void fit_stack_size(hw_slot *slot) {
+/// Puts a new event copying `stack_bytes` in place of the ring's running one,
+/// writing into the same ring (PERF_EVENT_IOC_SET_OUTPUT): no second mapping,
+/// so no more locked memory, and nothing already in the ring is lost. The
+/// new event is created disabled and enabled only once the old one is off,
+/// so no tick is sampled twice; the old one's unfinished period (under one
+/// ms of CPU) goes unsampled. Its descriptor stays open until the ring is
+/// unmapped (the mapping was made through it). Returns false, changing
+/// nothing, when the kernel refuses any step before the switch.
+static bool switch_event(hw_perf_ring *r, pid_t tid, uint32_t stack_bytes) {
+    int fd = open_event(tid, !r->user_only, stack_bytes, true);
+    if (fd < 0) return false;
+    fd = hw_proc_keep_away_fd(fd);
+    if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0) { close(fd); return false; }
+    ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
+    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    if (r->old_fd >= 0) close(r->old_fd); // a ring switches at most twice: keep one old descriptor
+    r->old_fd = r->fd;
+    r->fd = fd;
+    r->stack_bytes = stack_bytes;
+    return true;
+}
+
+/// Fits the session's stack copy to its samples once PERF_FIT_AFTER_SAMPLES
+/// have shown how much stack they use, and goes back to the full
+/// PERF_STACK_BYTES, for good, as soon as a sample needed more than the
+/// fitted size (that sample is cut short, and marked so). A refused switch
+/// is not retried: the session keeps the size it has (deeper samples stay
+/// marked cut), and the next session starts at the full size again.
+static void fit_stack_size(hw_slot *slot, uint32_t drained) {
     hw_perf_ring *ring = &slot->session.perf;
+    ring->samples += drained;
     if (!ring->map || !ring->need || ring->resizes >= PERF_MAX_RESIZES) return;
     uint32_t want;
     if (ring->resizes == 0) {
+        if (ring->samples < PERF_FIT_AFTER_SAMPLES) return;
         want = fitted_stack_bytes(ring->need);
         if (want + PERF_STACK_MARGIN > ring->stack_bytes) { ring->resizes = PERF_MAX_RESIZES; return; } // not worth it
     } else if (ring->need > ring->stack_bytes) {
@@ -293,18 +307,13 @@ static void fit_stack_size(hw_slot *slot) {
     } else {
         return;
     }
-    hw_perf_ring fitted;
-    if (!reopen_sized(&fitted, ring, slot->session.os_tid, want)) return;
-    fitted.lost = ring->lost;
-    fitted.resizes = want == PERF_STACK_BYTES ? PERF_MAX_RESIZES : ring->resizes + 1;
-    fitted.need = ring->need;
-    hw_perf_close(ring);
-    *ring = fitted;
+    if (!switch_event(ring, slot->session.os_tid, want)) { ring->resizes = PERF_MAX_RESIZES; return; }
+    ring->resizes = want == PERF_STACK_BYTES ? PERF_MAX_RESIZES : ring->resizes + 1;
 }
 
 uint32_t hw_perf_session_drain(hw_slot *slot) {
     uint32_t samples = hw_perf_drain(&slot->session.perf, write_slot_sample, slot);
-    if (samples) fit_stack_size(slot);
+    if (samples) fit_stack_size(slot, samples);
     return samples;
 }
 
@@ -328,7 +337,10 @@ void hw_perf_session_close(hw_slot *slot) {
 void hw_perf_after_fork(hw_perf_ring *r) {
     // The mapping is not copied into the child (the kernel marks it so); the
     // descriptor is, in library mode: close it, or the event lives on.
-    if (r->map) close(r->fd);
+    if (r->map) {
+        close(r->fd);
+        if (r->old_fd >= 0) close(r->old_fd);
+    }
     r->map = NULL;
-    r->fd = -1;
+    r->fd = r->old_fd = -1;
 }

@@ -67,7 +67,7 @@ static void session_end(hw_slot *slot) {
         && ses->requested - answered > ses->requested / 4)
         hw_write_note(ses->os_tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
     memset(ses, 0, sizeof *ses);
-    ses->syscall_fd = ses->stat_fd = ses->perf.fd = -1;
+    ses->syscall_fd = ses->stat_fd = ses->perf.fd = ses->perf.old_fd = -1;
 }
 
 static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {

@@ -34,16 +34,21 @@ enum ChildWatcher {
         var usage = rusage()
         let exitFd = hw_cli_pidfd_open(pid)
         defer { if exitFd >= 0 { close(exitFd) } }
+        // Readable once the child has exited; a child another process traces is reaped by
+        // that tracer first, and until then wait4 finds nothing: sleep, not spin, meanwhile.
+        var exitSeen = false
         while true {
             drain()
             let rc = wait4(pid, &status, WNOHANG, &usage)
             if rc == pid { break }
             if rc < 0 && errno != EINTR { return WaitStatus(exitCode: nil, signal: nil) }
-            if exitFd >= 0 {
+            if exitFd >= 0 && !exitSeen {
                 var exited = pollfd(fd: exitFd, events: Int16(POLLIN), revents: 0)
-                _ = poll(&exited, 1, intervalMs)
+                exitSeen = poll(&exited, 1, intervalMs) == 1
             } else {
-                usleep(UInt32(intervalMs) * 1000)
+                // Without a pidfd (kernels before 5.3, or refused) an exit is seen at the next poll:
+                // as before the pidfd, no later than 10 ms.
+                usleep(UInt32(min(intervalMs, 10)) * 1000)
             }
         }
         var result: WaitStatus

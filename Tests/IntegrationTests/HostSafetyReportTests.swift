@@ -131,7 +131,7 @@ extension Integration {
         }
 
         // The kernel sampler fits the stack it copies to a hang's first samples (sampler_perf.c):
-        // here the stack gets 12 KiB deeper after 200 ms, and the first deeper sample takes the
+        // here the stack gets about 15 KiB deeper after 200 ms, and the first deeper sample takes the
         // copy back to its full 24 KiB, so the deep half is captured whole but for that sample.
         @Test func stackThatGrowsDuringTheHangIsStillCapturedWhole() throws {
             let program = try SafetyProgram.build("growing_stack")
@@ -156,7 +156,11 @@ extension Integration {
             }
             let wholeFromMain = outermost("main", in: tree).map { samples(of: "deep_spin", in: $0) } ?? 0
             #expect(deep >= 300, "deep_spin: \(deep) samples of \(run.report.hangs.first?.sampleCount ?? 0)")
-            #expect(cut <= 3, "\(cut) samples cut short")
+            // The fitting is the kernel sampler's (an agent without its way back to 24 KiB cuts 400
+            // samples here); the signal sampler (the sanitizer pass, or where perf_event_open is
+            // refused) copies the whole stack, and must cut nothing either.
+            let kernelSampled = !run.report.notes.contains { $0.contains("sampled with SIGPROF") } && !Safety.signalSampler
+            #expect(cut <= 3, "\(cut) samples cut short (kernel sampler: \(kernelSampled))")
             #expect(wholeFromMain >= deep - cut && wholeFromMain > 0, "deep_spin under main: \(wholeFromMain) of \(deep)")
         }
 

@@ -1,5 +1,5 @@
 /*
- * growing_stack: a hang whose stack gets about 12 KiB deeper halfway
+ * growing_stack: a hang whose stack gets about 15 KiB deeper halfway
  * through. The kernel sampler fits the stack it copies to the first samples
  * of a hang (sampler_perf.c); the deeper half must still be captured whole,
  * for all but the sample that found it deeper.
@@ -7,7 +7,8 @@
  *   growing_stack [--measure FILE]
  *
  * One loop tick runs shallow_spin() for 200 ms of CPU, then descend(96):
- * each level keeps a 128-byte frame of its own, and the deepest one runs
+ * each level keeps a 128-byte frame of its own (144 bytes or more with the
+ * return address and saved rbp), and the deepest one runs
  * deep_spin() for 400 ms. The loop then idles and the program exits.
  */
 #include "safety.h"
