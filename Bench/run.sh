@@ -202,7 +202,7 @@ RESULT[b_cli]=$(calc "$B_CLI / $B_WALL * 100")
 printf '  extra CPU of the program: %s ms over %s s = %s%% of one core (ratio hangwatch/plain CPU: %sx)\n' \
     "$(fmt 3 "$(calc "($B_HW - $B_PLAIN) / 1e6")")" "$(fmt 2 "$(calc "$B_WALL / 1e9")")" "$(fmt 3 "${RESULT[b]}")" \
     "$(fmt 1 "$(calc "$B_HW / $B_PLAIN")")"
-printf '  (not in the target: the hangwatch CLI process - start-up, 10 ms polling, report - used %s%% of one core)\n' "$(fmt 3 "${RESULT[b_cli]}")"
+printf '  (not in the target: the hangwatch CLI process - start-up, drains every 50 ms, report - used %s%% of one core)\n' "$(fmt 3 "${RESULT[b_cli]}")"
 # The watchdog's wakeups, counted: the kernel's context switches of the program's other threads
 # (the watchdog is the only one), read by idle_loop at exit.
 B_WAKEUPS=$(field "$TMP/b_hw.txt" other_switches | median)
@@ -433,8 +433,8 @@ printf '  hang (program wall time of the work): %s s, samples in the report: %s%
     "$E_SAMPLES" "$( ((E_SAMPLES < 10000)) && echo "  (fewer than 10,000: raise BENCH_E_SECONDS)" || true)"
 printf '  hangwatch run end to end: %s s; report size: %s lines\n' "$(fmt 2 "$(calc "$E_TOTAL / 1e9")")" "$(wc -l < "$TMP/e_report.txt")"
 printf '  after the program exited (its last CLOCK_MONOTONIC stamp -> hangwatch reaped): %s ms\n' "$(fmt 1 "$(calc "${RESULT[e]} * 1000")")"
-echo "  (measured from outside: the CLI has no timer for this phase; it includes up to 10 ms of"
-echo "   the CLI's child polling, the last drain, symbolication, call trees, rendering and writing)"
+echo "  (measured from outside: the CLI has no timer for this phase; it includes the CLI noticing the"
+echo "   exit (a pidfd wakes it), the last drain, symbolication, call trees, rendering and writing)"
 if [[ -n "$SIGMASK" && "$SIGMASK" =~ ^[0-9]+$ ]]; then
     printf '  diagnostic for (d): %s rt_sigprocmask syscalls in the run = %s per sample\n' "$SIGMASK" \
         "$(fmt 1 "$(calc "$SIGMASK / $E_DIV")")"
