@@ -23,7 +23,7 @@ extension Integration {
             return run
         }
 
-        /// Samples land in every wrapped wait (twice, at 20 and 120 ms of 250):
+        /// Samples land in every wrapped wait (twice, at 20 and 120 ms of 180):
         /// each lasts its full time and returns what it returns plain, errno
         /// untouched on success (items 4 and 5: clock_nanosleep without rem,
         /// sleep(1)). sigsuspend and pause return only after the program's

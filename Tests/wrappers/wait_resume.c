@@ -163,7 +163,7 @@ static void group_quiet(void)
 {
     for (size_t i = 0; i < NCALLS; i++) {
         const char *call = all_calls[i];
-        unsigned ms = !strcmp(call, "sleep") ? 1000 : 250;
+        unsigned ms = !strcmp(call, "sleep") ? 1000 : 180; /* samples land at 20 and 120 ms */
         loop_wait();
         spin_ms(30);
         struct action a[] = { { 20, ACT_FORGE, 0 }, { 120, ACT_FORGE, 0 }, { ms, ACT_SIGNAL, ending_signal(call) } };
