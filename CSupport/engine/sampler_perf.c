@@ -271,15 +271,19 @@ static uint32_t fitted_stack_bytes(uint64_t need) {
 /// new event is created disabled and enabled only once the old one is off,
 /// so no tick is sampled twice; the old one's unfinished period (under one
 /// ms of CPU) goes unsampled. Its descriptor stays open until the ring is
-/// unmapped (the mapping was made through it). Returns false, changing
-/// nothing, when the kernel refuses any step before the switch.
+/// unmapped (the mapping was made through it). Returns false, the old event
+/// sampling on, when the kernel refuses any step.
 static bool switch_event(hw_perf_ring *r, pid_t tid, uint32_t stack_bytes) {
     int fd = open_event(tid, !r->user_only, stack_bytes, true);
     if (fd < 0) return false;
     fd = hw_proc_keep_away_fd(fd);
     if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) != 0) { close(fd); return false; }
     ioctl(r->fd, PERF_EVENT_IOC_DISABLE, 0);
-    ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+    if (ioctl(fd, PERF_EVENT_IOC_ENABLE, 0) != 0) { // keep sampling with the old one
+        ioctl(r->fd, PERF_EVENT_IOC_ENABLE, 0);
+        close(fd);
+        return false;
+    }
     if (r->old_fd >= 0) close(r->old_fd); // a ring switches at most twice: keep one old descriptor
     r->old_fd = r->fd;
     r->fd = fd;
