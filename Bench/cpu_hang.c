@@ -52,28 +52,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#define CHUNK 65536u
+#include "bench_support.h"
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#define CHUNK 65536u
 
 static volatile uint64_t sink;
 
-/* The real work: a dependent xorshift chain, no memory traffic. */
-__attribute__((noinline)) static uint64_t leaf_kernel(uint64_t x, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x += i;
-    }
-    return x;
-}
+/* The real work, in a frame of its own (the call trees name it). */
+__attribute__((noinline)) static uint64_t leaf_kernel(uint64_t x, uint32_t n) { return xorshift_chain(x, n); }
 
 /* Two recursion functions with different bodies (so -fipa-icf keeps both).
  * The empty asm after the call keeps every frame on the stack (no tail call,
@@ -114,38 +100,6 @@ __attribute__((noinline)) static uint64_t work(uint64_t iters, int depth, int va
         chunk++;
     }
     return x;
-}
-
-/* ---- --self-signal-hz: the cost of bare signal delivery ---- */
-
-static volatile int sig_stop;
-static volatile uint32_t sig_hits;
-static pid_t main_tid;
-static uint64_t sig_period_ns;
-
-static void count_signal(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig; (void)si; (void)uc;
-    sig_hits++;
-}
-
-static void *signal_sender(void *arg)
-{
-    (void)arg;
-    uint64_t next = clock_ns(CLOCK_MONOTONIC);
-    while (!sig_stop) {
-        next += sig_period_ns;
-        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        si.si_signo = SIGPROF;
-        si.si_code = SI_QUEUE;
-        si.si_pid = getpid();
-        si.si_uid = getuid();
-        syscall(SYS_rt_tgsigqueueinfo, getpid(), main_tid, SIGPROF, &si);
-    }
-    return NULL;
 }
 
 static void die(const char *what)
@@ -206,17 +160,7 @@ int main(int argc, char **argv)
         }
         /* The callback: the hang (or nothing, after an idle wait). */
         pthread_t sender;
-        if (signal_hz) {
-            struct sigaction sa;
-            memset(&sa, 0, sizeof sa);
-            sa.sa_sigaction = count_signal;
-            sa.sa_flags = SA_SIGINFO | SA_RESTART;
-            sigemptyset(&sa.sa_mask);
-            sigaction(SIGPROF, &sa, NULL);
-            main_tid = (pid_t)syscall(SYS_gettid);
-            sig_period_ns = 1000000000ull / signal_hz;
-            if (pthread_create(&sender, NULL, signal_sender, NULL) != 0) die("pthread_create");
-        }
+        if (signal_hz && self_signal_start(&sender, signal_hz) != 0) die("pthread_create");
         uint64_t t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
         if (iters) sink = work(iters, depth, variants);
         work_cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;

@@ -44,6 +44,19 @@ static uint64_t clock_ns(clockid_t id)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Whether thread `tid` (a /proc/self/task entry) is named `name`. */
+static int task_named(const char *tid, const char *name)
+{
+    char path[300], comm[32] = {0};
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", tid);
+    FILE *c = fopen(path, "r");
+    if (!c) return 0;
+    if (!fgets(comm, sizeof comm, c)) comm[0] = 0;
+    fclose(c);
+    comm[strcspn(comm, "\n")] = 0;
+    return !strcmp(comm, name);
+}
+
 /* voluntary + involuntary context switches of every thread but the caller:
  * each wakeup of a thread that sleeps between wakeups is one switch away. */
 static unsigned long long other_threads_switches(const char *only_named)
@@ -57,16 +70,7 @@ static unsigned long long other_threads_switches(const char *only_named)
     while ((d = readdir(dir))) {
         if (d->d_name[0] == '.' || !strcmp(d->d_name, self)) continue;
         char path[300], line[128];
-        if (only_named) {
-            char comm[32] = {0};
-            snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
-            FILE *c = fopen(path, "r");
-            if (!c) continue;
-            if (!fgets(comm, sizeof comm, c)) comm[0] = 0;
-            fclose(c);
-            comm[strcspn(comm, "\n")] = 0;
-            if (strcmp(comm, only_named)) continue;
-        }
+        if (only_named && !task_named(d->d_name, only_named)) continue;
         snprintf(path, sizeof path, "/proc/self/task/%s/status", d->d_name);
         FILE *f = fopen(path, "r");
         if (!f) continue;
@@ -90,15 +94,8 @@ static uint64_t named_threads_cpu_ns(const char *name)
     if (!dir) return 0;
     struct dirent *d;
     while ((d = readdir(dir))) {
-        if (d->d_name[0] == '.') continue;
-        char path[300], comm[32] = {0};
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", d->d_name);
-        FILE *c = fopen(path, "r");
-        if (!c) continue;
-        if (!fgets(comm, sizeof comm, c)) comm[0] = 0;
-        fclose(c);
-        comm[strcspn(comm, "\n")] = 0;
-        if (strcmp(comm, name)) continue;
+        if (d->d_name[0] == '.' || !task_named(d->d_name, name)) continue;
+        char path[300];
         snprintf(path, sizeof path, "/proc/self/task/%s/schedstat", d->d_name);
         FILE *f = fopen(path, "r");
         unsigned long long ns = 0;

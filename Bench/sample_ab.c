@@ -51,62 +51,14 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_support.h"
+
 #define MAX_ROUNDS 64
 #define CHUNKS 128 /* per phase: about 2 ms each for a 250-300 ms phase */
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static volatile uint64_t sink;
 
-/* A dependent xorshift chain: no memory traffic, so the phases differ only by
- * what happens to the thread, not by cache state. */
-__attribute__((noinline)) static uint64_t kernel(uint64_t x, uint64_t n)
-{
-    for (uint64_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x += i;
-    }
-    return x;
-}
-
-/* ---- the floor's signal sender: on phases only ---- */
-static volatile int sig_stop, sig_on;
-static volatile uint32_t sig_hits;
-static pid_t main_tid;
-static uint64_t sig_period_ns;
-
-static void count_signal(int sig, siginfo_t *si, void *uc)
-{
-    (void)sig; (void)si; (void)uc;
-    if (sig_on) sig_hits++;
-}
-
-static void *signal_sender(void *arg)
-{
-    (void)arg;
-    uint64_t next = clock_ns(CLOCK_MONOTONIC);
-    while (!sig_stop) {
-        next += sig_period_ns;
-        struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
-        if (!sig_on) continue;
-        siginfo_t si;
-        memset(&si, 0, sizeof si);
-        si.si_signo = SIGPROF;
-        si.si_code = SI_QUEUE;
-        si.si_pid = getpid();
-        si.si_uid = getuid();
-        syscall(SYS_rt_tgsigqueueinfo, getpid(), main_tid, SIGPROF, &si);
-    }
-    return NULL;
-}
+__attribute__((noinline)) static uint64_t kernel(uint64_t x, uint64_t n) { return xorshift_chain(x, n); }
 
 /* ---- the kernel sampler's floor: a perf_event ring on the main thread ---- */
 #define PERF_PAGES 64
@@ -171,7 +123,7 @@ static void loop_wait(int timeout_ms)
 static uint64_t phase(int on, uint64_t iters)
 {
     uint64_t per = iters / CHUNKS, x = 88172645463325252ull;
-    sig_on = on;
+    sig_gate = on;
     if (on && perf_fd >= 0) ioctl(perf_fd, PERF_EVENT_IOC_ENABLE, 0);
     uint64_t c0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
     for (int i = 0; i < CHUNKS; i++) {
@@ -180,7 +132,7 @@ static uint64_t phase(int on, uint64_t iters)
     }
     uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
     if (on && perf_fd >= 0) ioctl(perf_fd, PERF_EVENT_IOC_DISABLE, 0);
-    sig_on = 0;
+    sig_gate = 0;
     sink = x;
     return cpu;
 }
@@ -215,17 +167,8 @@ int main(int argc, char **argv)
     if (ep < 0 || ev < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, ev, &e) < 0) { perror("sample_ab: epoll"); return 1; }
 
     pthread_t sender;
-    if (signal_hz) {
-        struct sigaction sa;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_sigaction = count_signal;
-        sa.sa_flags = SA_SIGINFO | SA_RESTART;
-        sigemptyset(&sa.sa_mask);
-        sigaction(SIGPROF, &sa, NULL);
-        main_tid = (pid_t)syscall(SYS_gettid);
-        sig_period_ns = 1000000000ull / signal_hz;
-        if (pthread_create(&sender, NULL, signal_sender, NULL) != 0) { perror("sample_ab: pthread_create"); return 1; }
-    }
+    sig_gate = 0; /* signals during the on phases only */
+    if (signal_hz && self_signal_start(&sender, signal_hz) != 0) { perror("sample_ab: pthread_create"); return 1; }
     pthread_t drainer;
     if (perf_hz) {
         if (perf_open(perf_hz, (uint32_t)perf_stack) != 0) { perror("sample_ab: perf_event_open"); return 1; }

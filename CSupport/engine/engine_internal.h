@@ -223,7 +223,7 @@ void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks);
 /// (`avail_at_cap`: the copy stopped at its limit, not at unmapped memory):
 /// up to the top of the slot's stack; sets HW_SAMPLE_TRUNCATED when cut short.
 uint64_t hw_stack_slice_len(const hw_slot *slot, uint64_t sp, uint64_t avail, bool avail_at_cap, uint32_t *flags);
-/// Bytes from `sp` to the top of the slot's stack (0: `sp` is not on it).
+/// SIGNAL-SAFE. Bytes from `sp` to the top of the slot's stack (0: `sp` is not on it).
 uint64_t hw_stack_in_use(const hw_slot *slot, uint64_t sp);
 /// SIGNAL-SAFE. Reserve a sample record with room for `stack_len` stack bytes,
 /// header and registers filled; the caller copies the stack and commits.

@@ -14,20 +14,19 @@
 
 typedef enum { COPY_OWN_STACK, COPY_OTHER_STACK } stack_copy;
 
-/// The slice [sp, top) to copy, capped; flags say when it was cut.
-static uint64_t slice_len(const hw_slot *slot, uint64_t sp, uint32_t *flags) {
-    uint64_t lo = __atomic_load_n(&slot->stack_lo, __ATOMIC_RELAXED);
-    uint64_t hi = __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED);
-    if (sp < lo || sp >= hi) return 0;
-    uint64_t len = hi - sp;
-    if (len > HW_MAX_STACK_COPY) { len = HW_MAX_STACK_COPY; *flags |= HW_SAMPLE_TRUNCATED; }
-    return len;
-}
-
+// SIGNAL-SAFE: two atomic loads.
 uint64_t hw_stack_in_use(const hw_slot *slot, uint64_t sp) {
     uint64_t lo = __atomic_load_n(&slot->stack_lo, __ATOMIC_RELAXED);
     uint64_t hi = __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED);
     return sp < lo || sp >= hi ? 0 : hi - sp;
+}
+
+/// The slice [sp, top) to copy, capped; flags say when it was cut.
+/// SIGNAL-SAFE.
+static uint64_t slice_len(const hw_slot *slot, uint64_t sp, uint32_t *flags) {
+    uint64_t len = hw_stack_in_use(slot, sp);
+    if (len > HW_MAX_STACK_COPY) { len = HW_MAX_STACK_COPY; *flags |= HW_SAMPLE_TRUNCATED; }
+    return len;
 }
 
 /// SIGNAL-SAFE: one raw syscall. A handler that runs on the thread's
