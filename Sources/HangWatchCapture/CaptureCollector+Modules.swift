@@ -49,7 +49,11 @@ extension CaptureCollector {
             learnModules(neededSince: rec.pointee.time_ns)
         }
         var count = unwind(rec, into: &pcs)
-        if current, !moduleDiscovery.coversAll(pcs.prefix(Int(max(count, 0))), generation: generation),
+        let unwound = Int(max(count, 0))
+        if current,
+           !pcs.withUnsafeBufferPointer({
+               moduleDiscovery.coversAll(UnsafeBufferPointer(rebasing: $0.prefix(unwound)), generation: generation)
+           }),
            learnModules(neededSince: rec.pointee.time_ns) > 0 {
             count = unwind(rec, into: &pcs)
         }

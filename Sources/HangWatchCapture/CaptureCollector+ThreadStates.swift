@@ -130,7 +130,9 @@ extension CaptureCollector {
             return
         }
         let count = Int(max(unwindLearningModules(rec, into: &reader.scratch), 0))
-        let stack = run.stacks.intern(Array(reader.scratch.prefix(min(count, reader.scratch.count))))
+        let stack = reader.scratch.withUnsafeBufferPointer {
+            run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(count)))
+        }
         let truncated = s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0
         let shape = ThreadStateReader.OwnerShape(stack: stack, source: s.source, call: s.call, truncated: truncated)
         if let at = reader.ownerShapes[key]?[owner]?[shape], at < run.threadStates.ownerSamples[key]?[owner]?.count ?? 0 {

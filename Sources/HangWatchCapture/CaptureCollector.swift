@@ -11,9 +11,13 @@ import HangWatchSymbols
 package final class CaptureCollector {
     package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it
     private var unwinders: [UInt32: OpaquePointer] = [:] // per image generation (exec restarts it)
+    /// The one `unwinder(for:)` returned last: every sample asks, nearly always for the same generation.
+    private var lastUnwinder: (generation: UInt32, unwinder: OpaquePointer)?
     var hangSeqs: Set<BusyKey> = [] // internal: CaptureCollector+Forgetting.swift
     /// Each slot's latest busy period that had samples.
     private var currentBusy: [Int32: BusyKey] = [:]
+    /// The busy period of the latest sample (`currentBusy` already holds it).
+    private var lastSampledPeriod: BusyKey?
     /// Which records are the target's watched threads' (THREAD records of the current generation).
     private var attribution = RecordAttribution()
     /// Samples folded per distinct stack as they arrive (memory grows with stacks, not ticks).
@@ -119,10 +123,14 @@ package final class CaptureCollector {
     }
 
     func unwinder(for generation: UInt32) -> OpaquePointer? {
-        if let u = unwinders[generation] { return u }
-        guard let u = hw_unwinder_create() else { return nil }
-        hw_unwinder_set_verify(u, Self.verifyUnwinding)
-        unwinders[generation] = u
+        if let last = lastUnwinder, last.generation == generation { return last.unwinder }
+        let found = unwinders[generation] ?? hw_unwinder_create()
+        guard let u = found else { return nil }
+        if unwinders[generation] == nil {
+            hw_unwinder_set_verify(u, Self.verifyUnwinding)
+            unwinders[generation] = u
+        }
+        lastUnwinder = (generation, u)
         return u
     }
 
@@ -180,13 +188,17 @@ package final class CaptureCollector {
         let key = busyKey(s.tid, s.busy_seq)
         // A new busy period on this thread: the previous one's samples are only
         // kept when it turned out to be a hang (it was announced by then).
-        if let previous = currentBusy[s.tid], previous != key, !hangSeqs.contains(previous) {
-            run.samples[previous] = nil
-            folds.forget(previous)
+        // (Nothing to do while one thread's period goes on: the common case.)
+        if lastSampledPeriod != key {
+            if let previous = currentBusy[s.tid], previous != key, !hangSeqs.contains(previous) {
+                run.samples[previous] = nil
+                folds.forget(previous)
+            }
+            currentBusy[s.tid] = key
+            lastSampledPeriod = key
         }
-        currentBusy[s.tid] = key
         let count = Int(max(unwindLearningModules(rec, into: &scratch), 0))
-        let stack = run.stacks.intern(Array(scratch.prefix(min(count, scratch.count))))
+        let stack = scratch.withUnsafeBufferPointer { run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
         let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
                                     call: s.call, stack: stack, weight: 1,
                                     truncated: s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0)

@@ -44,7 +44,17 @@ package final class ModuleDiscovery {
     }
 
     /// Per generation, sorted by start, non-overlapping as the loader maps them.
+    /// Set only through `setKnown`, which keeps `spans` in step.
     private var known: [UInt32: [Known]] = [:]
+    /// The address range of an image.
+    private struct Span {
+        var start: UInt64
+        var end: UInt64
+    }
+    /// `known`'s ranges alone, in the same order: what every sample's check
+    /// reads. A binary search over `Known` itself copies its strings and
+    /// arrays at each probe (about 90 instructions a pc, measured).
+    private var spans: [UInt32: [Span]] = [:]
     /// The main executable of each generation, as the engine logged it.
     private var mainImage: [UInt32: Known] = [:]
     /// The newest generation a SESSION record announced.
@@ -55,6 +65,9 @@ package final class ModuleDiscovery {
     private var liveGeneration: (() -> UInt32)?
     private var lastReadNs: UInt64 = 0
     private(set) var figures = Figures()
+
+    /// Knows no image yet.
+    package init() {}
 
     /// Starts reading the maps of `pid` (which must be alive while `discover` runs).
     func watch(pid: Int32, vdso: VDSOImage?, liveGeneration: @escaping () -> UInt32) {
@@ -74,32 +87,63 @@ package final class ModuleDiscovery {
     }
 
     /// An image the collector registered for `generation` (from the engine or from maps).
-    func noteKnown(_ image: ModuleImage, generation: UInt32, flags: UInt32) {
+    package func noteKnown(_ image: ModuleImage, generation: UInt32, flags: UInt32) {
         let entry = Known(start: image.start, end: image.end, bias: image.loadBias, buildId: image.buildId,
                           path: image.path)
         var list = known[generation, default: []]
         let at = firstIndex(in: list, startingAtOrAfter: image.start)
         if at < list.count, list[at].start == image.start { list[at] = entry } else { list.insert(entry, at: at) }
-        known[generation] = list
+        setKnown(list, for: generation)
         if flags & UInt32(HW_MODULE_MAIN) != 0 { mainImage[generation] = entry }
     }
 
+    private func setKnown(_ list: [Known], for generation: UInt32) {
+        known[generation] = list
+        spans[generation] = list.map { Span(start: $0.start, end: $0.end) }
+        if lastSpans?.generation == generation { lastSpans = nil }
+    }
+
+    /// The spans `spans(of:)` returned last (every sample asks, nearly always for one generation).
+    private var lastSpans: (generation: UInt32, spans: [Span])?
+
+    private func spans(of generation: UInt32) -> [Span]? {
+        if let last = lastSpans, last.generation == generation { return last.spans }
+        guard let list = spans[generation] else { return nil }
+        lastSpans = (generation, list)
+        return list
+    }
+
     /// Whether some known image of `generation` covers `pc`.
-    func covers(_ pc: UInt64, generation: UInt32) -> Bool {
-        guard let list = known[generation] else { return false }
-        return covers(pc, in: list)
+    package func covers(_ pc: UInt64, generation: UInt32) -> Bool {
+        guard let list = spans(of: generation) else { return false }
+        return list.withUnsafeBufferPointer { Self.span(covering: pc, in: $0) != nil }
     }
 
     /// Whether known images of `generation` cover every one of `pcs` (one
-    /// table lookup for a whole stack: this runs for every sample).
-    func coversAll(_ pcs: ArraySlice<UInt64>, generation: UInt32) -> Bool {
-        guard let list = known[generation] else { return pcs.isEmpty }
-        return pcs.allSatisfy { covers($0, in: list) }
+    /// table lookup for a whole stack: this runs for every sample). Callers
+    /// of one image follow each other, so the image of the previous pc is
+    /// tried before a search.
+    package func coversAll(_ pcs: UnsafeBufferPointer<UInt64>, generation: UInt32) -> Bool {
+        guard let list = spans(of: generation) else { return pcs.isEmpty }
+        return list.withUnsafeBufferPointer { list in
+            var low: UInt64 = 1, high: UInt64 = 0 // the last span found; none yet
+            for pc in pcs {
+                if low <= pc && pc < high { continue }
+                guard let span = Self.span(covering: pc, in: list) else { return false }
+                low = span.start
+                high = span.end
+            }
+            return true
+        }
     }
 
-    private func covers(_ pc: UInt64, in list: [Known]) -> Bool {
-        let after = firstIndex(in: list, startingAtOrAfter: pc &+ 1)
-        return after > 0 && pc < list[after - 1].end
+    private static func span(covering pc: UInt64, in list: UnsafeBufferPointer<Span>) -> Span? {
+        var low = 0, high = list.count // the first span starting after pc
+        while low < high {
+            let mid = (low + high) / 2
+            if list[mid].start <= pc { low = mid + 1 } else { high = mid }
+        }
+        return low > 0 && pc < list[low - 1].end ? list[low - 1] : nil
     }
 
     /// Reads the maps when allowed and returns the images the newest
@@ -129,8 +173,9 @@ package final class ModuleDiscovery {
         }
         // Images unmapped since (dlclose) stop counting as known, so that a
         // library later mapped over their range is looked for, not mistaken.
-        known[generation]?.removeAll { k in
-            !images.contains { $0.image.start == k.start && $0.image.loadBias == k.bias }
+        if let list = known[generation] {
+            setKnown(list.filter { k in images.contains { $0.image.start == k.start && $0.image.loadBias == k.bias } },
+                     for: generation)
         }
         let new = images.filter { !isKnown($0.image, generation: generation) }
         figures.imagesAdded += new.count

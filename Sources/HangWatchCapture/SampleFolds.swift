@@ -10,57 +10,71 @@ package struct SampleFolds {
         var source: UInt32
         var call: Int32
         var truncated: Bool
+
+        // Two words rather than four fields: this is hashed for every sample.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(UInt64(UInt32(bitPattern: stack)) << 32 | UInt64(source))
+            hasher.combine(UInt64(UInt32(bitPattern: call)) << 1 | (truncated ? 1 : 0))
+        }
     }
 
-    /// Per busy period: the entry each shape went to.
-    private var entries: [BusyKey: [Shape: Int]] = [:]
-    /// Per busy period: the entry of its latest sample (a REPEAT adds to it).
-    private var latest: [BusyKey: Int] = [:]
+    /// One busy period's folding state.
+    private struct Period {
+        /// The entry each shape went to.
+        var shapes: [Shape: Int] = [:]
+        /// The entry of its latest sample (a REPEAT adds to it).
+        var latest: Int?
+    }
+
+    private var periods: [BusyKey: Period] = [:]
 
     package init() {}
 
-    /// Counts `sample` into busy period `key`'s entries in `samples`.
+    /// Counts `sample` into busy period `key`'s entries in `samples`. One
+    /// lookup of the period in each table: this runs for every sample.
     package mutating func add(_ sample: CapturedSample, to key: BusyKey, in samples: inout [BusyKey: [CapturedSample]]) {
         let shape = Shape(stack: sample.stack, source: sample.source.rawValue, call: sample.call,
                           truncated: sample.truncated)
-        if let at = entries[key]?[shape], at < samples[key]?.count ?? 0 {
-            // Optional chaining through the subscripts mutates the stored array in place.
-            samples[key]?[at].weight += sample.weight
-            samples[key]?[at].timeNs = sample.timeNs
-            latest[key] = at
+        Self.fold(sample, shape: shape, into: &samples[key, default: []], period: &periods[key, default: Period()])
+    }
+
+    private static func fold(_ sample: CapturedSample, shape: Shape, into list: inout [CapturedSample],
+                             period: inout Period) {
+        if let at = period.shapes[shape], at < list.count {
+            list[at].weight += sample.weight
+            list[at].timeNs = sample.timeNs
+            period.latest = at
             return
         }
-        let at = samples[key]?.count ?? 0
-        samples[key, default: []].append(sample)
-        entries[key, default: [:]][shape] = at
-        latest[key] = at
+        period.shapes[shape] = list.count
+        period.latest = list.count
+        list.append(sample)
     }
 
     /// More ticks of the period's latest sample (the thread is still blocked in the same place).
     package mutating func repeatLatest(of key: BusyKey, at timeNs: UInt64, ticks: Int = 1,
                                in samples: inout [BusyKey: [CapturedSample]]) {
-        guard let at = latest[key], at < samples[key]?.count ?? 0 else { return }
+        guard let at = periods[key]?.latest, at < samples[key]?.count ?? 0 else { return }
         samples[key]?[at].weight += ticks
         samples[key]?[at].timeNs = timeNs
     }
 
     /// Forgets a period whose samples were discarded.
     package mutating func forget(_ key: BusyKey) {
-        entries[key] = nil
-        latest[key] = nil
+        periods[key] = nil
     }
 
     /// After the stack table was renumbered: each period's shapes are made
     /// again from its entries (every entry is one shape), so later ticks of a
     /// stack still fold into the entry they went to before.
     package mutating func rebuild(from samples: [BusyKey: [CapturedSample]]) {
-        for key in entries.keys {
+        for key in periods.keys {
             var shapes: [Shape: Int] = [:]
             for (at, sample) in (samples[key] ?? []).enumerated() {
                 shapes[Shape(stack: sample.stack, source: sample.source.rawValue, call: sample.call,
                              truncated: sample.truncated)] = at
             }
-            entries[key] = shapes
+            periods[key]?.shapes = shapes
         }
     }
 }
