@@ -60,11 +60,24 @@ struct PlainVersusWatched {
         let path = TestPaths.packageRoot.appendingPathComponent("Tests/wrappers/\(source)").path
         let name = (source as NSString).deletingPathExtension
         let program = try ProcessRunner.compileC(path, into: scratch, name: name)
-        let plain = try ProcessRunner.run(program, args, timeout: timeout)
-        guard plain.status == 0 else { throw TestFailure("\(name) failed plain: \(plain.status) \(plain.stderr)") }
+        // Side by side, not one after the other: these programs spend their
+        // time in timed waits, so the pair takes the time of one run (about
+        // 15 s less per pass of WrapperSafety), and both see the same load.
+        let plainRun = ResultBox<ProcessResult>()
+        let plainDone = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            plainRun.set(Result { try ProcessRunner.run(program, args, timeout: timeout) })
+            plainDone.signal()
+        }
         let report = scratch.appendingPathComponent("report.txt").path
-        let watched = try ProcessRunner.run(TestPaths.hangwatch, ["run", "-o", report] + hangwatchArgs + ["--", program] + args,
-                                            timeout: timeout)
+        let watchedRun = Result {
+            try ProcessRunner.run(TestPaths.hangwatch, ["run", "-o", report] + hangwatchArgs + ["--", program] + args,
+                                  timeout: timeout)
+        }
+        plainDone.wait()
+        let plain = try plainRun.get()
+        guard plain.status == 0 else { throw TestFailure("\(name) failed plain: \(plain.status) \(plain.stderr)") }
+        let watched = try watchedRun.get()
         return PlainVersusWatched(plain: Observations(plain.stdout), watched: Observations(watched.stdout),
                                   watchedResult: watched)
     }
@@ -90,5 +103,25 @@ struct PlainVersusWatched {
         }
         guard let last else { throw TestFailure("no attempt ran") }
         return last
+    }
+}
+
+/// A value set on one thread and read on another after it signalled.
+final class ResultBox<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: Result<Value, any Error>?
+
+    func set(_ result: Result<Value, any Error>) {
+        lock.lock()
+        self.result = result
+        lock.unlock()
+    }
+
+    /// The value set, or its error; an error too when nothing was set.
+    func get() throws -> Value {
+        lock.lock()
+        defer { lock.unlock() }
+        guard let result else { throw TestFailure("no result was set") }
+        return try result.get()
     }
 }
