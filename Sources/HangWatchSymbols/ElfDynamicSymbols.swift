@@ -131,10 +131,11 @@ extension ElfReader {
     }
 
     /// The NUL-terminated string at `offset`, only if it ends inside the table.
-    private static func string(at offset: Int, in table: UnsafeRawBufferPointer) -> String? {
+    /// The name at `offset` without its version, in `table`'s memory.
+    private static func string(at offset: Int, in table: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard offset < table.count else { return nil }
         let tail = UnsafeRawBufferPointer(rebasing: table[offset...])
         guard let end = tail.firstIndex(of: 0), end > 0 else { return nil }
-        return String(decoding: UnsafeRawBufferPointer(rebasing: tail[..<end]), as: UTF8.self)
+        return unversioned(UnsafeRawBufferPointer(rebasing: tail[..<end]))
     }
 }

@@ -4,6 +4,11 @@
 // dynamic-segment fallback live in their own files, as extensions.
 
 import CLibElf
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
 
 /// Reads function symbols and the build-id from an open libelf handle.
 struct ElfReader {
@@ -13,7 +18,8 @@ struct ElfReader {
 
     /// A symbol as found in one table, before deduplication.
     struct RawSymbol {
-        var name: String
+        /// The name without its version, in libelf's buffers: valid until `elf_end`.
+        var name: UnsafeRawBufferPointer
         var start: UInt64
         var size: UInt64
         /// End of the allocated section holding the symbol, when known; bounds size-0 symbols.
@@ -93,8 +99,9 @@ struct ElfReader {
                 sectionEnd = allocatedSectionEnd(index: sectionIndex)
                 sectionEnds[sectionIndex] = sectionEnd
             }
-            raw.append(RawSymbol(name: Self.unversioned(String(cString: cName)), start: symbol.st_value,
-                                 size: symbol.st_size, sectionEnd: sectionEnd, binding: symbol.st_info >> 4))
+            raw.append(RawSymbol(name: Self.unversioned(UnsafeRawBufferPointer(start: cName, count: strlen(cName))),
+                                 start: symbol.st_value, size: symbol.st_size, sectionEnd: sectionEnd,
+                                 binding: symbol.st_info >> 4))
         }
     }
 
@@ -102,9 +109,9 @@ struct ElfReader {
     /// in its debug file) spells symbols defined with `.symver` with their
     /// version; the version says nothing about what ran. No C, C++ or Swift
     /// mangled name contains `@`, so everything from it on is the version.
-    private static func unversioned(_ name: String) -> String {
-        guard let at = name.utf8.firstIndex(of: UInt8(ascii: "@")), at != name.utf8.startIndex else { return name }
-        return String(name[..<at])
+    static func unversioned(_ name: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer {
+        guard let at = name.firstIndex(of: UInt8(ascii: "@")), at != name.startIndex else { return name }
+        return UnsafeRawBufferPointer(rebasing: name[..<at])
     }
 
     /// `sh_addr + sh_size` of an ordinary allocated section; nil for the
@@ -123,57 +130,75 @@ struct ElfReader {
     /// The public-looking one is the most useful in a report: fewest leading
     /// underscores, then global over weak over local, then the shortest.
     private static func deduplicated(_ raw: [RawSymbol]) -> [ElfSymbolTable.Symbol] {
-        // Sorted as (address, index) pairs, not the symbols themselves: moving
-        // symbols (a String each) through the sort cost about half of the
-        // whole report for a hang in a program linked with libc (callgrind,
-        // glibc's debug-file .symtab).
+        // Sorted as (address, index) pairs, not the symbols themselves, and by
+        // address alone: the name each address keeps is chosen afterwards
+        // among its aliases (moving whole symbols through the sort, each with
+        // a String, and comparing names inside it, cost about half of the
+        // report of a hang in a program linked with libc, per callgrind).
         let order = raw.indices.map { (start: raw[$0].start, index: $0) }.sorted { lhs, rhs in
-            lhs.start != rhs.start ? lhs.start < rhs.start : isPreferredName(raw[lhs.index], over: raw[rhs.index])
+            lhs.start != rhs.start ? lhs.start < rhs.start : lhs.index < rhs.index
         }
-        let sorted = order.lazy.map { raw[$0.index] }
-        var result: [ElfSymbolTable.Symbol] = []
-        result.reserveCapacity(sorted.count)
+        var groups: [(best: RawSymbol, size: UInt64, sectionEnd: UInt64?)] = []
+        var nameBytes = 0
         var index = 0
-        while index < sorted.count {
-            let best = sorted[index]
+        while index < order.count {
+            var best = raw[order[index].index]
             // Aliases may disagree on size (one is often 0); take the largest.
             var size = best.size
             var sectionEnd = best.sectionEnd
             var next = index + 1
-            while next < sorted.count, sorted[next].start == best.start {
-                size = max(size, sorted[next].size)
-                sectionEnd = sectionEnd ?? sorted[next].sectionEnd
+            while next < order.count, order[next].start == best.start {
+                let alias = raw[order[next].index]
+                size = max(size, alias.size)
+                sectionEnd = sectionEnd ?? alias.sectionEnd
+                if isPreferredName(alias, over: best) { best = alias }
                 next += 1
             }
-            let nextStart = next < sorted.count ? sorted[next].start : nil
-
+            groups.append((best, size, sectionEnd))
+            nameBytes += best.name.count
+            index = next
+        }
+        var names: [UInt8] = []
+        names.reserveCapacity(nameBytes)
+        var spans: [(offset: UInt32, length: UInt32)] = []
+        spans.reserveCapacity(groups.count)
+        for group in groups {
+            // Offsets are 32-bit: a table past 4 GiB of names keeps the names that fit.
+            let offset = UInt32(clamping: names.count), length = UInt32(clamping: group.best.name.count)
+            if UInt64(offset) + UInt64(length) < UInt64(UInt32.max) { names.append(contentsOf: group.best.name) }
+            spans.append((offset, length))
+        }
+        let store = SymbolNames(names)
+        var result: [ElfSymbolTable.Symbol] = []
+        result.reserveCapacity(groups.count)
+        for (at, group) in groups.enumerated() {
+            let start = group.best.start
+            let nextStart = at + 1 < groups.count ? groups[at + 1].best.start : nil
             var end: UInt64
-            if size > 0 {
-                end = best.start &+ size
-                if end < best.start { end = .max }  // corrupt size; keep the range well-formed
+            if group.size > 0 {
+                end = start &+ group.size
+                if end < start { end = .max }  // corrupt size; keep the range well-formed
             } else {
                 // Unsized (typically assembly): runs until something else starts
                 // or its section ends. With neither known, claim only its first byte.
-                end = [nextStart, sectionEnd].compactMap { $0 }.filter { $0 > best.start }.min()
-                    ?? best.start &+ 1
+                end = [nextStart, group.sectionEnd].compactMap { $0 }.filter { $0 > start }.min() ?? start &+ 1
             }
             // A symbol nested inside a bigger one takes over from its start.
             if let nextStart, end > nextStart { end = nextStart }
-
-            result.append(ElfSymbolTable.Symbol(name: best.name, start: best.start, end: end))
-            index = next
+            result.append(ElfSymbolTable.Symbol(names: store, nameOffset: spans[at].offset, nameLength: spans[at].length,
+                                                start: start, end: end))
         }
         return result
     }
 
     private static func isPreferredName(_ lhs: RawSymbol, over rhs: RawSymbol) -> Bool {
-        let lhsUnderscores = lhs.name.utf8.prefix { $0 == UInt8(ascii: "_") }.count
-        let rhsUnderscores = rhs.name.utf8.prefix { $0 == UInt8(ascii: "_") }.count
+        let lhsUnderscores = lhs.name.prefix { $0 == UInt8(ascii: "_") }.count
+        let rhsUnderscores = rhs.name.prefix { $0 == UInt8(ascii: "_") }.count
         if lhsUnderscores != rhsUnderscores { return lhsUnderscores < rhsUnderscores }
         let lhsRank = bindingRank(lhs.binding), rhsRank = bindingRank(rhs.binding)
         if lhsRank != rhsRank { return lhsRank < rhsRank }
-        if lhs.name.utf8.count != rhs.name.utf8.count { return lhs.name.utf8.count < rhs.name.utf8.count }
-        return lhs.name < rhs.name
+        if lhs.name.count != rhs.name.count { return lhs.name.count < rhs.name.count }
+        return lhs.name.lexicographicallyPrecedes(rhs.name)
     }
 
     private static func bindingRank(_ binding: UInt8) -> Int {

@@ -51,10 +51,33 @@ package struct ElfSymbolTable: Sendable {
     /// assembly often has size 0; such a symbol is taken to extend up to the
     /// next symbol or to the end of its section, whichever comes first.
     package struct Symbol: Sendable, Hashable {
-        /// The raw (mangled) name as stored in the string table.
-        package let name: String
+        /// The raw (mangled) name as stored in the string table, without a
+        /// symbol version. Made when asked: a report names a few dozen of a
+        /// library's thousands of functions.
+        package var name: String { names.string(at: nameOffset, length: nameLength) }
         package let start: UInt64
         package let end: UInt64
+        private let names: SymbolNames
+        private let nameOffset: UInt32
+        private let nameLength: UInt32
+
+        init(names: SymbolNames, nameOffset: UInt32, nameLength: UInt32, start: UInt64, end: UInt64) {
+            self.names = names
+            self.nameOffset = nameOffset
+            self.nameLength = nameLength
+            self.start = start
+            self.end = end
+        }
+
+        package static func == (lhs: Symbol, rhs: Symbol) -> Bool {
+            lhs.start == rhs.start && lhs.end == rhs.end && lhs.name == rhs.name
+        }
+
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(start)
+            hasher.combine(end)
+            hasher.combine(name)
+        }
     }
 
     /// Deduplicated symbols sorted by `start`; ranges never overlap.
@@ -145,6 +168,20 @@ package struct ElfSymbolTable: Sendable {
             if functionStarts[mid] <= address { low = mid + 1 } else { high = mid }
         }
         return low > 0 ? functionStarts[low - 1] : nil
+    }
+}
+
+/// The names of one table's symbols, end to end (UTF-8, no separators):
+/// one buffer for the whole table instead of a String per symbol.
+final class SymbolNames: Sendable {
+    private let bytes: [UInt8]
+
+    init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+    /// The name stored at `offset` (bytes out of range read as none).
+    func string(at offset: UInt32, length: UInt32) -> String {
+        let from = min(Int(offset), bytes.count), to = min(from + Int(length), bytes.count)
+        return String(decoding: bytes[from..<to], as: UTF8.self)
     }
 }
 
