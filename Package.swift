@@ -93,7 +93,7 @@ let package = Package(
         .target(name: "HangWatchTestSupport", dependencies: ["HangWatch"], path: "Tests/HangWatchTestSupport"),
         .testTarget(name: "HangWatchModelTests", dependencies: ["HangWatchModel"]),
         .testTarget(name: "HangWatchSymbolsTests", dependencies: ["HangWatchSymbols", "HangWatchTestSupport"]),
-        .testTarget(name: "HangWatchCaptureTests", dependencies: ["HangWatchCapture", "HangWatchTestSupport"]),
+        .testTarget(name: "HangWatchCaptureTests", dependencies: ["HangWatchCapture", "HangWatchSymbols", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchAnalysisTests", dependencies: ["HangWatchAnalysis", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchRenderTests", dependencies: ["HangWatchRender", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),

@@ -130,8 +130,8 @@ extension ElfReader {
         return nil
     }
 
-    /// The NUL-terminated string at `offset`, only if it ends inside the table.
-    /// The name at `offset` without its version, in `table`'s memory.
+    /// The NUL-terminated name at `offset`, only if it ends inside the table,
+    /// without a version (as `.symtab` names are read), in `table`'s memory.
     private static func string(at offset: Int, in table: UnsafeRawBufferPointer) -> UnsafeRawBufferPointer? {
         guard offset < table.count else { return nil }
         let tail = UnsafeRawBufferPointer(rebasing: table[offset...])

@@ -145,16 +145,16 @@ struct ElfReader {
             var best = raw[order[index].index]
             // Aliases may disagree on size (one is often 0); take the largest.
             var size = best.size
-            var sectionEnd = best.sectionEnd
+            var anySectionEnd = best.sectionEnd
             var next = index + 1
             while next < order.count, order[next].start == best.start {
                 let alias = raw[order[next].index]
                 size = max(size, alias.size)
-                sectionEnd = sectionEnd ?? alias.sectionEnd
+                anySectionEnd = anySectionEnd ?? alias.sectionEnd
                 if isPreferredName(alias, over: best) { best = alias }
                 next += 1
             }
-            groups.append((best, size, sectionEnd))
+            groups.append((best, size, best.sectionEnd ?? anySectionEnd))
             nameBytes += best.name.count
             index = next
         }
@@ -163,10 +163,11 @@ struct ElfReader {
         var spans: [(offset: UInt32, length: UInt32)] = []
         spans.reserveCapacity(groups.count)
         for group in groups {
-            // Offsets are 32-bit: a table past 4 GiB of names keeps the names that fit.
+            // Offsets are 32-bit: past 4 GiB of names, a name that does not fit is left empty.
             let offset = UInt32(clamping: names.count), length = UInt32(clamping: group.best.name.count)
-            if UInt64(offset) + UInt64(length) < UInt64(UInt32.max) { names.append(contentsOf: group.best.name) }
-            spans.append((offset, length))
+            let fits = UInt64(offset) + UInt64(length) < UInt64(UInt32.max)
+            if fits { names.append(contentsOf: group.best.name) }
+            spans.append(fits ? (offset, length) : (0, 0))
         }
         let store = SymbolNames(names)
         var result: [ElfSymbolTable.Symbol] = []

@@ -62,7 +62,8 @@ struct PlainVersusWatched {
         let program = try ProcessRunner.compileC(path, into: scratch, name: name)
         // Side by side, not one after the other: these programs spend their
         // time in timed waits, so the pair takes the time of one run (about
-        // 15 s less per pass of WrapperSafety), and both see the same load.
+        // 15 s less per pass of WrapperSafety). The watched one also has the
+        // reader beside it; a timing difference is retried (see `compare`).
         let plainRun = ResultBox<ProcessResult>()
         let plainDone = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
