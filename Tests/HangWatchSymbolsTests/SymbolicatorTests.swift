@@ -477,3 +477,20 @@ private func functionStarts(_ header: [UInt8], address: UInt64) -> [UInt64] {
         #expect(functionStarts([], address: 0).isEmpty)
     }
 }
+
+/// The order symbols are deduplicated in: by address, then by where they
+/// were found, whether the addresses fit the packed sort or not.
+@Suite struct SymbolAddressOrder {
+    @Test func packedAndPlainSortsAgree() {
+        var rng = SplitMix(seed: 5)
+        for huge in [false, true] {
+            let starts = (0..<5000).map { _ in
+                (huge && rng.next() % 7 == 0 ? UInt64(1) << 50 : 0) + rng.next() % 900
+            }
+            let expected = starts.indices.sorted { (starts[$0], $0) < (starts[$1], $1) }
+            #expect(ElfReader.addressOrder(starts) == expected, "huge: \(huge)")
+        }
+        #expect(ElfReader.addressOrder([]) == [])
+        #expect(ElfReader.addressOrder([(1 << 44) - 1, 0, (1 << 44) - 1]) == [1, 0, 2])
+    }
+}
