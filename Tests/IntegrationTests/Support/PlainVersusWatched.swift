@@ -64,21 +64,12 @@ struct PlainVersusWatched {
         // time in timed waits, so the pair takes the time of one run (about
         // 15 s less per pass of WrapperSafety). The watched one also has the
         // reader beside it; a timing difference is retried (see `compare`).
-        let plainRun = ResultBox<ProcessResult>()
-        let plainDone = DispatchSemaphore(value: 0)
-        Thread.detachNewThread {
-            plainRun.set(Result { try ProcessRunner.run(program, args, timeout: timeout) })
-            plainDone.signal()
-        }
         let report = scratch.appendingPathComponent("report.txt").path
-        let watchedRun = Result {
+        let (plain, watched) = try sideBySide({ try ProcessRunner.run(program, args, timeout: timeout) }, {
             try ProcessRunner.run(TestPaths.hangwatch, ["run", "-o", report] + hangwatchArgs + ["--", program] + args,
                                   timeout: timeout)
-        }
-        plainDone.wait()
-        let plain = try plainRun.get()
+        })
         guard plain.status == 0 else { throw TestFailure("\(name) failed plain: \(plain.status) \(plain.stderr)") }
-        let watched = try watchedRun.get()
         return PlainVersusWatched(plain: Observations(plain.stdout), watched: Observations(watched.stdout),
                                   watchedResult: watched)
     }
@@ -107,22 +98,3 @@ struct PlainVersusWatched {
     }
 }
 
-/// A value set on one thread and read on another after it signalled.
-final class ResultBox<Value: Sendable>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var result: Result<Value, any Error>?
-
-    func set(_ result: Result<Value, any Error>) {
-        lock.lock()
-        self.result = result
-        lock.unlock()
-    }
-
-    /// The value set, or its error; an error too when nothing was set.
-    func get() throws -> Value {
-        lock.lock()
-        defer { lock.unlock() }
-        guard let result else { throw TestFailure("no result was set") }
-        return try result.get()
-    }
-}
