@@ -106,8 +106,28 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
     return is_fdset(p->nr) || (t->role == HW_ROLE_MAIN_QUEUE && p->nr == SYS_futex && timed_futex_wait(p));
 }
 
-/// Whether the thread, blocked as `p` says, is in its loop's wait; learns the site.
-static bool idle_wait(hwa_thread *t, const hwa_probe *p) {
+/// The call a `restart_syscall` goes on with. A timed wait (poll, a futex
+/// wait with a timeout, a sleep) that a stop interrupted (one of ours, for a
+/// sample, landing as the thread entered its wait; or SIGSTOP and SIGCONT,
+/// job control) continues as restart_syscall, with the registers of the call
+/// it continues: the same pc, sp and arguments. Read as itself it is no loop
+/// wait, so the thread looked busy until the wait ended: the idle gap between
+/// two main-queue blocks became part of one long hang. A site seen before at
+/// that pc and sp names the call; a main-queue worker's timed futex wait is
+/// also known by its arguments.
+static long restarted_call(const hwa_thread *t, const hwa_probe *p) {
+    if (p->nr != SYS_restart_syscall) return p->nr;
+    for (uint32_t i = 0; i < t->site_count; i++)
+        if (t->sites[i].pc == p->pc && t->sites[i].sp == p->sp) return t->sites[i].nr;
+    if (t->role == HW_ROLE_MAIN_QUEUE && timed_futex_wait(p)) return SYS_futex;
+    return p->nr;
+}
+
+/// Whether the thread, blocked as `probe` says, is in its loop's wait; learns the site.
+static bool idle_wait(hwa_thread *t, const hwa_probe *probe) {
+    hwa_probe call = *probe;
+    call.nr = restarted_call(t, probe);
+    const hwa_probe *p = &call;
     if (p->activity != HWA_BLOCKED) { t->in_site = false; return false; }
     if (is_epoll(p->nr)) { t->in_site = false; return true; }
     if (!candidate(t, p)) { t->in_site = false; return false; }

@@ -89,6 +89,66 @@ extension Integration {
             #expect(attach.report.notes.contains { $0.contains("dispatchMain") })
         }
 
+        /// Job control while attached: SIGSTOP and SIGCONT in the idle gap
+        /// between the two main-queue blocks. The worker's timed futex wait
+        /// goes on as restart_syscall, which is still its idle wait (a sample's
+        /// stop landing as the worker entered that wait does the same: CI,
+        /// 2026-12-01 and 2026-12-02, one 690 ms hang for both blocks). Each
+        /// block stays a hang of its own length and the gap is in none.
+        @Test func stopAndContinueBetweenBlocksIsNoHang() throws {
+            let scratch = try TestPaths.scratch()
+            let measure = scratch.appendingPathComponent("measure.txt").path
+            let program = try AttachedProgram.start(TestPaths.dispatchMainDemo, ["--measure", measure], scratch: scratch)
+            usleep(60_000)
+            let pid = program.pid
+            // importPhotos ends 550 ms after start, updateBadge starts at 750 ms.
+            let (continued, attach) = try sideBySide({ () -> Bool in
+                let deadline = Date().addingTimeInterval(10)
+                while Date() < deadline {
+                    if let text = try? String(contentsOfFile: measure, encoding: .utf8), text.contains("importPhotos") {
+                        usleep(40_000)
+                        kill(pid, SIGSTOP)
+                        usleep(30_000)
+                        return kill(pid, SIGCONT) == 0
+                    }
+                    usleep(1_000)
+                }
+                return false
+            }, { try AttachReport.attach(pid, ["--duration", "20s"], scratch: scratch) })
+            let result = try program.finish()
+            #expect(continued, "the program was not stopped and continued between its blocks")
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            #expect(result.status == 0)
+            let work = MeasuredWork.parse(file: measure)
+            let photos = try #require(work.first { $0.name == "importPhotos" })
+            let badge = try #require(work.first { $0.name == "updateBadge" })
+            #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
+            #expect(attach.hang(matching: photos, toleranceMs: 5) != nil,
+                    "importPhotos \(photos.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
+            #expect(attach.hang(matching: badge, toleranceMs: 5) != nil,
+                    "updateBadge \(badge.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
+        }
+
+        /// The same for a poll() loop on the main thread: stopped and
+        /// continued in its wait, it is idle all along; no hang.
+        @Test func stopAndContinueInAPollLoopIsNoHang() throws {
+            let scratch = try TestPaths.scratch()
+            let binary = try SafetyProgram.build("stopped_poll").path
+            let program = try AttachedProgram.start(binary, [], scratch: scratch)
+            let pid = program.pid
+            let (continued, attach) = try sideBySide({ () -> Bool in
+                usleep(250_000) // attach has seen the loop's wait by then
+                kill(pid, SIGSTOP)
+                usleep(30_000)
+                return kill(pid, SIGCONT) == 0
+            }, { try AttachReport.attach(pid, ["--duration", "20s"], scratch: scratch) })
+            let result = try program.finish()
+            #expect(continued)
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            #expect(result.status == 0 && result.stdout == "waits 3\n", "\(result)")
+            #expect(attach.report.hangs.isEmpty, "hangs: \(attach.report.hangs.map(\.durationMs))")
+        }
+
         /// A plain C epoll loop: hangs and trees, and the loop never sees EINTR.
         @Test func cEpollLoop() throws {
             let scratch = try TestPaths.scratch()
