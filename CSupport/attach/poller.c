@@ -36,7 +36,8 @@
 /// Gaps between two polls above which schedstat dates a transition (see tick_thread).
 #define HWA_SCHEDSTAT_GAP_NS (5 * 1000000ull)
 
-typedef struct hwa_site { long nr; uint64_t pc, sp; uint32_t episodes; } hwa_site;
+/// A wait site; `arg0` (the poll array, the futex word) tells a restart of its call from another call at the same place.
+typedef struct hwa_site { long nr; uint64_t pc, sp, arg0; uint32_t episodes; } hwa_site;
 
 typedef struct hwa_thread {
     pid_t tid;
@@ -107,31 +108,44 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
 }
 
 /// The call a `restart_syscall` goes on with. A timed wait (poll, a futex
-/// wait with a timeout, a sleep) that a stop interrupted (one of ours, for a
-/// sample, landing as the thread entered its wait; or SIGSTOP and SIGCONT,
-/// job control) continues as restart_syscall, with the registers of the call
-/// it continues: the same pc, sp and arguments. Read as itself it is no loop
-/// wait, so the thread looked busy until the wait ended: the idle gap between
-/// two main-queue blocks became part of one long hang. A site seen before at
-/// that pc and sp names the call; a main-queue worker's timed futex wait is
-/// also known by its arguments.
+/// wait with a timeout, a relative sleep) that a stop interrupted (one of
+/// ours, for a sample, landing as the thread entered its wait; or SIGSTOP and
+/// SIGCONT, job control) continues as restart_syscall, with the registers of
+/// the call it continues: the same pc, sp and arguments. Read as itself it is
+/// no loop wait, so the thread looked busy until the wait ended: the idle gap
+/// between two main-queue blocks became part of one long hang. Of the
+/// candidate waits only poll and timed futex waits continue this way (ppoll,
+/// select and pselect6 restart as themselves), so a site of one of those with
+/// the same pc, sp and first argument names the call. A main-queue worker's
+/// timed futex wait is also known by its arguments alone, its first one a
+/// futex word (an aligned user address: a restarted clock_nanosleep's clock
+/// id or a poll(NULL, 0, ms) never is). Anything else stays restart_syscall, busy.
 static long restarted_call(const hwa_thread *t, const hwa_probe *p) {
     if (p->nr != SYS_restart_syscall) return p->nr;
-    for (uint32_t i = 0; i < t->site_count; i++)
-        if (t->sites[i].pc == p->pc && t->sites[i].sp == p->sp) return t->sites[i].nr;
-    if (t->role == HW_ROLE_MAIN_QUEUE && timed_futex_wait(p)) return SYS_futex;
+    for (uint32_t i = 0; i < t->site_count; i++) {
+        const hwa_site *site = &t->sites[i];
+        if ((site->nr == SYS_poll || site->nr == SYS_futex) && site->pc == p->pc && site->sp == p->sp
+            && site->arg0 == p->args[0])
+            return site->nr;
+    }
+    if (t->role == HW_ROLE_MAIN_QUEUE && p->args[0] >= 4096 && !(p->args[0] & 3) && timed_futex_wait(p))
+        return SYS_futex;
     return p->nr;
 }
 
-/// Whether the thread, blocked as `probe` says, is in its loop's wait; learns the site.
-static bool idle_wait(hwa_thread *t, const hwa_probe *probe) {
+/// `probe` as the call it stands for (see restarted_call).
+static hwa_probe continued_call(const hwa_thread *t, const hwa_probe *probe) {
     hwa_probe call = *probe;
     call.nr = restarted_call(t, probe);
-    const hwa_probe *p = &call;
+    return call;
+}
+
+/// Whether the thread, blocked as `p` says (a restart as the call it continues), is in its loop's wait; learns the site.
+static bool idle_wait(hwa_thread *t, const hwa_probe *p) {
     if (p->activity != HWA_BLOCKED) { t->in_site = false; return false; }
     if (is_epoll(p->nr)) { t->in_site = false; return true; }
     if (!candidate(t, p)) { t->in_site = false; return false; }
-    hwa_site here = { p->nr, p->pc, p->sp, 0 };
+    hwa_site here = { p->nr, p->pc, p->sp, p->args[0], 0 };
     bool same = t->in_site && t->current.nr == here.nr && t->current.pc == here.pc && t->current.sp == here.sp;
     int at = -1;
     for (uint32_t i = 0; i < t->site_count; i++)
@@ -146,6 +160,7 @@ static bool idle_wait(hwa_thread *t, const hwa_probe *probe) {
             }
             t->sites[at] = here;
         }
+        t->sites[at].arg0 = here.arg0; // the latest (a poll array may move between waits)
         t->sites[at].episodes++;
         if (t->learned < 0 || t->sites[at].episodes > t->sites[t->learned].episodes) t->learned = at;
     }
@@ -290,6 +305,7 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
         return;
     }
     if (p.activity == HWA_OTHER) return; // stopped, or between states: no evidence either way
+    p = continued_call(t, &p); // a restart_syscall as the wait it goes on with, for the idle test and samples
     uint64_t prev = t->seen ? t->last_obs : s->prev_tick_ns;
     bool idle = idle_wait(t, &p);
     // Transitions are dated between the two polls that saw them, narrowed

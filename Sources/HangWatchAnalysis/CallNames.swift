@@ -25,7 +25,7 @@ enum CallNames {
         0: "read", 1: "write", 7: "poll", 17: "pread64", 18: "pwrite64", 19: "readv", 20: "writev",
         23: "select", 34: "pause", 35: "nanosleep", 42: "connect", 43: "accept", 44: "sendto",
         45: "recvfrom", 46: "sendmsg", 47: "recvmsg", 61: "wait4", 72: "fcntl", 73: "flock",
-        74: "fsync", 75: "fdatasync", 202: "futex", 230: "clock_nanosleep", 232: "epoll_wait",
+        74: "fsync", 75: "fdatasync", 202: "futex", 219: "restart_syscall", 230: "clock_nanosleep", 232: "epoll_wait",
         247: "waitid", 257: "openat", 270: "pselect6", 271: "ppoll", 281: "epoll_pwait",
         288: "accept4", 128: "rt_sigtimedwait", 130: "rt_sigsuspend", 56: "clone", 58: "vfork",
         59: "execve", 435: "clone3", 441: "epoll_pwait2",

@@ -102,31 +102,42 @@ extension Integration {
             usleep(60_000)
             let pid = program.pid
             // importPhotos ends 550 ms after start, updateBadge starts at 750 ms.
-            let (continued, attach) = try sideBySide({ () -> Bool in
+            let (signalled, attach) = try sideBySide({ () -> (stopNs: UInt64, continueNs: UInt64)? in
                 let deadline = Date().addingTimeInterval(10)
                 while Date() < deadline {
                     if let text = try? String(contentsOfFile: measure, encoding: .utf8), text.contains("importPhotos") {
                         usleep(40_000)
+                        let stopNs = Self.monotonicNs()
                         kill(pid, SIGSTOP)
                         usleep(30_000)
-                        return kill(pid, SIGCONT) == 0
+                        let continueNs = Self.monotonicNs()
+                        return kill(pid, SIGCONT) == 0 ? (stopNs, continueNs) : nil
                     }
                     usleep(1_000)
                 }
-                return false
+                return nil
             }, { try AttachReport.attach(pid, ["--duration", "20s"], scratch: scratch) })
             let result = try program.finish()
-            #expect(continued, "the program was not stopped and continued between its blocks")
             #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
             #expect(result.status == 0)
             let work = MeasuredWork.parse(file: measure)
             let photos = try #require(work.first { $0.name == "importPhotos" })
             let badge = try #require(work.first { $0.name == "updateBadge" })
+            // The stop fell in the gap, or this test tests nothing.
+            let stop = try #require(signalled, "the program was not stopped and continued")
+            #expect(photos.endNs < stop.stopNs && stop.continueNs < badge.startNs,
+                    "importPhotos ended \(photos.endNs), stop \(stop.stopNs)-\(stop.continueNs), updateBadge began \(badge.startNs)")
             #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
             #expect(attach.hang(matching: photos, toleranceMs: 5) != nil,
                     "importPhotos \(photos.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
             #expect(attach.hang(matching: badge, toleranceMs: 5) != nil,
                     "updateBadge \(badge.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
+        }
+
+        static func monotonicNs() -> UInt64 {
+            var ts = timespec()
+            clock_gettime(CLOCK_MONOTONIC, &ts)
+            return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
         }
 
         /// The same for a poll() loop on the main thread: stopped and
@@ -137,7 +148,7 @@ extension Integration {
             let program = try AttachedProgram.start(binary, [], scratch: scratch)
             let pid = program.pid
             let (continued, attach) = try sideBySide({ () -> Bool in
-                usleep(250_000) // attach has seen the loop's wait by then
+                usleep(750_000) // in the second wait: attach has seen the loop's wait by then
                 kill(pid, SIGSTOP)
                 usleep(30_000)
                 return kill(pid, SIGCONT) == 0
