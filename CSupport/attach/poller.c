@@ -345,6 +345,12 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
                 uint64_t sched = sched_time(s, t), hi = obs, base = t->seen ? t->sched_ns : 0;
                 if (sched && (base || !t->seen) && sched >= base && sched - base < obs - prev)
                     hi = obs - (sched - base);
+                // On its way to a CPU or on one for the whole gap since the poll that saw
+                // it idle (the baseline can hold a few short wake-ups from before that
+                // poll): it started right after that poll, not at this one. Dating it
+                // here made a hang one late poll short (CI, 2026-12-02: 10 ms of 320).
+                else if (sched && t->seen && base && sched >= base)
+                    hi = prev;
                 // Running since its wake: it woke `ran` ago; else (it blocked again) earlier.
                 t->since = p.activity == HWA_RUNNING ? hi : prev + (hi - prev) / 2;
                 if (obs - prev <= HWA_SCHEDSTAT_GAP_NS) t->since = prev + (obs - prev) / 2;
