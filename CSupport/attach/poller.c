@@ -46,6 +46,7 @@ typedef struct hwa_thread {
     uint32_t role;
     int fd;
     uint64_t since, seq, last_obs, next_sample;
+    uint64_t last_end;     // where its last busy period was dated to end: the next starts no earlier
     hwa_site sites[HWA_SITES];
     uint32_t site_count;
     int learned;           // index into sites, -1 none
@@ -266,6 +267,7 @@ static void sample(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t o
 static void end_busy(hwa_session *s, hwa_thread *t, uint64_t end, uint32_t flags) {
     if (t->busy && (t->announced || end - t->since >= s->cfg.hang_ns))
         hwa_emit_busy(s->log, HW_REC_BUSY_END, t->tid, t->seq, t->since, end, flags);
+    if (t->busy) t->last_end = end;
     t->busy = false;
     t->last_blocked = false;
 }
@@ -346,14 +348,20 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
                 if (sched && (base || !t->seen) && sched >= base && sched - base < obs - prev)
                     hi = obs - (sched - base);
                 // On its way to a CPU or on one for the whole gap since the poll that saw
-                // it idle (the baseline can hold a few short wake-ups from before that
-                // poll): it started right after that poll, not at this one. Dating it
-                // here made a hang one late poll short (CI, 2026-12-02: 10 ms of 320).
+                // it idle: it started after that poll by at most what the baseline holds
+                // from before it (wake-ups too short to see; the baseline is refreshed
+                // every 10 ms while idle) and what short wake-ups early in the gap used.
+                // Dating it at this poll instead made a hang one late poll short (CI,
+                // 2026-12-02: 310 ms for a 320 ms batch after a 14.8 ms gap). As
+                // everywhere here, a wait for a CPU after the wake counts as busy.
                 else if (sched && t->seen && base && sched >= base)
                     hi = prev;
                 // Running since its wake: it woke `ran` ago; else (it blocked again) earlier.
                 t->since = p.activity == HWA_RUNNING ? hi : prev + (hi - prev) / 2;
                 if (obs - prev <= HWA_SCHEDSTAT_GAP_NS) t->since = prev + (obs - prev) / 2;
+                // Never before the end of its previous busy period (an exec seen late,
+                // at a held stop's release, ended one after later polls).
+                if (t->since < t->last_end) t->since = t->last_end;
             }
             t->next_sample = t->since + s->cfg.arm_ns;
         }
