@@ -21,7 +21,7 @@ CC=${CC:-cc}
 [[ -x "$HW" ]] || { echo "bench: run 'make build' first" >&2; exit 1; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/hangwatch-attach-bench.XXXXXX")
 trap 'rm -rf "$TMP"' EXIT
-"$CC" -O2 -o "$TMP/delayed_hang" "$ROOT/Bench/delayed_hang.c"
+"$CC" -O2 -pthread -o "$TMP/delayed_hang" "$ROOT/Bench/delayed_hang.c"
 "$CC" -O2 -g -o "$TMP/thread_pool" "$ROOT/Demos/c/thread_pool.c" -lpthread
 HANG="$TMP/delayed_hang"
 

@@ -1,5 +1,5 @@
 /*
- * What the bench's CPU programs share (cpu_hang.c, sample_ab.c): a clock
+ * What the bench's CPU programs share (cpu_hang.c, sample_ab.c, delayed_hang.c): a clock
  * read, the work itself, and the self-signalling floor. Static, header only:
  * each program is still built alone with `cc -O2 -pthread -o X X.c`.
  */
@@ -73,7 +73,7 @@ static void *signal_sender(void *arg)
 
 /* Installs the counting handler and starts the sender at `hz`, aimed at the
  * calling thread. Returns pthread_create's result. */
-static int self_signal_start(pthread_t *sender, uint64_t hz)
+__attribute__((unused)) static int self_signal_start(pthread_t *sender, uint64_t hz)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);

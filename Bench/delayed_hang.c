@@ -24,25 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_support.h"
+
 static volatile uint64_t sink;
 
-static uint64_t clock_ns(clockid_t id)
-{
-    struct timespec ts;
-    clock_gettime(id, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-__attribute__((noinline)) static uint64_t leaf_kernel(uint64_t x, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x += i;
-    }
-    return x;
-}
+__attribute__((noinline)) static uint64_t leaf_kernel(uint64_t x, uint32_t n) { return xorshift_chain(x, n); }
 
 __attribute__((noinline)) static void work(uint64_t iters)
 {
