@@ -124,12 +124,11 @@ package final class CaptureCollector {
 
     func unwinder(for generation: UInt32) -> OpaquePointer? {
         if let last = lastUnwinder, last.generation == generation { return last.unwinder }
-        let found = unwinders[generation] ?? hw_unwinder_create()
-        guard let u = found else { return nil }
-        if unwinders[generation] == nil {
-            hw_unwinder_set_verify(u, Self.verifyUnwinding)
-            unwinders[generation] = u
+        if unwinders[generation] == nil, let made = hw_unwinder_create() {
+            hw_unwinder_set_verify(made, Self.verifyUnwinding)
+            unwinders[generation] = made
         }
+        guard let u = unwinders[generation] else { return nil }
         lastUnwinder = (generation, u)
         return u
     }

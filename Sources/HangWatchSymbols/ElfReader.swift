@@ -141,8 +141,9 @@ package struct ElfReader {
         // a String, and comparing names inside it, cost about half of the
         // report of a hang in a program linked with libc, per callgrind).
         let order = addressOrder(raw.map(\.start)).map { (start: raw[$0].start, index: $0) }
-        var groups: [(best: RawSymbol, size: UInt64, sectionEnd: UInt64?)] = []
-        var nameBytes = 0
+        // One group per address: its start, size and section end, and where its chosen name is in `names`.
+        var groups: [(start: UInt64, size: UInt64, sectionEnd: UInt64?, name: (offset: UInt32, length: UInt32))] = []
+        var names: [UInt8] = []
         var index = 0
         while index < order.count {
             var best = raw[order[index].index]
@@ -157,27 +158,19 @@ package struct ElfReader {
                 if isPreferredName(alias, over: best) { best = alias }
                 next += 1
             }
-            groups.append((best, size, best.sectionEnd ?? anySectionEnd))
-            nameBytes += best.name.count
-            index = next
-        }
-        var names: [UInt8] = []
-        names.reserveCapacity(nameBytes)
-        var spans: [(offset: UInt32, length: UInt32)] = []
-        spans.reserveCapacity(groups.count)
-        for group in groups {
             // Offsets are 32-bit: past 4 GiB of names, a name that does not fit is left empty.
-            let offset = UInt32(clamping: names.count), length = UInt32(clamping: group.best.name.count)
+            let offset = UInt32(clamping: names.count), length = UInt32(clamping: best.name.count)
             let fits = UInt64(offset) + UInt64(length) < UInt64(UInt32.max)
-            if fits { names.append(contentsOf: group.best.name) }
-            spans.append(fits ? (offset, length) : (0, 0))
+            if fits { names.append(contentsOf: best.name) }
+            groups.append((best.start, size, best.sectionEnd ?? anySectionEnd, fits ? (offset, length) : (0, 0)))
+            index = next
         }
         let store = SymbolNames(names)
         var result: [ElfSymbolTable.Symbol] = []
         result.reserveCapacity(groups.count)
         for (at, group) in groups.enumerated() {
-            let start = group.best.start
-            let nextStart = at + 1 < groups.count ? groups[at + 1].best.start : nil
+            let start = group.start
+            let nextStart = at + 1 < groups.count ? groups[at + 1].start : nil
             var end: UInt64
             if group.size > 0 {
                 end = start &+ group.size
@@ -189,7 +182,7 @@ package struct ElfReader {
             }
             // A symbol nested inside a bigger one takes over from its start.
             if let nextStart, end > nextStart { end = nextStart }
-            result.append(ElfSymbolTable.Symbol(names: store, nameOffset: spans[at].offset, nameLength: spans[at].length,
+            result.append(ElfSymbolTable.Symbol(names: store, nameOffset: group.name.offset, nameLength: group.name.length,
                                                 start: start, end: end))
         }
         return result
