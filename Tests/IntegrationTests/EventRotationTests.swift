@@ -36,12 +36,72 @@ extension Integration {
             }
         }
 
-        @Test func filesRotateAtTheSizeAskedAndTheirSummariesAddUp() throws {
+        /// A run of the service demo under hangwatch, and the stream it wrote.
+        private struct StreamRun {
+            var run: HangwatchRun
+            var stream: String
+            var pair: (HangwatchRun, String) { (run, stream) }
+        }
+
+        /// The service demo under `hangwatch run --events STREAM hangwatchArgs`, in a scratch
+        /// directory of its own; `prepare` runs first, given the stream's path.
+        private static func serviceRun(seconds: Int, _ hangwatchArgs: [String],
+                                       prepare: (String) throws -> Void = { _ in },
+                                       whileRunning: ((String) -> Void)? = nil) throws -> StreamRun {
             let scratch = try TestPaths.scratch()
             let stream = scratch.appendingPathComponent("hangs.jsonl").path
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "10"],
-                                           hangwatchArgs: ["--events", stream, "--rotate", "16K", "--keep", "20"],
-                                           scratch: scratch)
+            try prepare(stream)
+            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "\(seconds)"],
+                                           hangwatchArgs: ["--events", stream] + hangwatchArgs, scratch: scratch,
+                                           whileRunning: whileRunning.map { act in { _ in act(stream) } })
+            return StreamRun(run: run, stream: stream)
+        }
+
+        /// The suite's runs of the service demo. They are idle most of the time (one
+        /// request of 160-420 ms a second), so they run three at a time from the first
+        /// test that reads one (about two thirds of a core of requests between them):
+        /// the suite takes the longest lane's time (15 s), not the sum (39 s).
+        private struct ServiceRuns {
+            let bySize, byTime, liveFileDeleted, afterAnEarlierRun, blockedRotation: InBackground<StreamRun>
+            let library: InBackground<LibraryRun>
+
+            init() {
+                bySize = InBackground { try EventRotation.serviceRun(seconds: 10, ["--rotate", "16K", "--keep", "20"]) }
+                byTime = InBackground { try EventRotation.serviceRun(seconds: 7, ["--rotate", "2s", "--keep", "2"]) }
+                liveFileDeleted = InBackground {
+                    try EventRotation.serviceRun(seconds: 8, ["--rotate", "3s", "--keep", "5"]) { _ in } whileRunning: { stream in
+                        // After the first rotation (3 s), delete the live file once.
+                        usleep(4_200_000)
+                        unlink(stream)
+                    }
+                }
+                // Each lane's second run starts when its first one is done, whatever its outcome.
+                let lanes = (bySize, byTime, liveFileDeleted)
+                afterAnEarlierRun = InBackground {
+                    _ = try? lanes.0.get()
+                    return try EventRotation.serviceRun(seconds: 2, ["--rotate", "1h"]) { stream in
+                        try EventRotation.earlierLine.write(toFile: stream, atomically: true, encoding: .utf8)
+                    }
+                }
+                blockedRotation = InBackground {
+                    _ = try? lanes.1.get()
+                    // NAME.1.jsonl is a directory that `--keep 1` cannot delete.
+                    return try EventRotation.serviceRun(seconds: 5, ["--rotate", "2s", "--keep", "1"]) { stream in
+                        try FileManager.default.createDirectory(atPath: RotatingName.name(stream, 1) + "/inside",
+                                                                withIntermediateDirectories: true)
+                    }
+                }
+                library = InBackground {
+                    _ = try? lanes.2.get()
+                    return try EventRotation.libraryRun()
+                }
+            }
+        }
+        private static let runs = ServiceRuns()
+        private static let earlierLine = "an earlier run's line\n"
+
+        @Test func filesRotateAtTheSizeAskedAndTheirSummariesAddUp() throws {
+            let (run, stream) = try Self.runs.bySize.get().pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let files = try files(stream)
             // Ten requests of 160–420 ms, about 2.5 KB per reported hang: several files.
@@ -97,11 +157,7 @@ extension Integration {
         }
 
         @Test func keepDeletesTheOldestFilesAndIntervalsCloseOnTime() throws {
-            let scratch = try TestPaths.scratch()
-            let stream = scratch.appendingPathComponent("hangs.jsonl").path
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "7"],
-                                           hangwatchArgs: ["--events", stream, "--rotate", "2s", "--keep", "2"],
-                                           scratch: scratch)
+            let (run, stream) = try Self.runs.byTime.get().pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let files = try files(stream)
             // Three rotations in 7 s (at 2, 4 and 6 s), of which two closed files are kept.
@@ -123,7 +179,13 @@ extension Integration {
             #expect(kept.count < run.measured.count)
         }
 
-        @Test func theLibraryRotatesAndSummarizesToo() throws {
+        /// The service demo watching itself with the library, rotating by time.
+        private struct LibraryRun {
+            var result: ProcessResult
+            var stream, reportPath, measurePath: String
+        }
+
+        private static func libraryRun() throws -> LibraryRun {
             let scratch = try TestPaths.scratch()
             let stream = scratch.appendingPathComponent("lib.jsonl").path
             let reportPath = scratch.appendingPathComponent("library.json").path
@@ -133,6 +195,13 @@ extension Integration {
                                                 "--measure", measurePath],
                                                environment: ["HANGWATCH_EVENTS": stream, "HANGWATCH_ROTATE": "3s",
                                                              "HANGWATCH_KEEP": "5"], timeout: 60)
+            return LibraryRun(result: result, stream: stream, reportPath: reportPath, measurePath: measurePath)
+        }
+
+        @Test func theLibraryRotatesAndSummarizesToo() throws {
+            let library = try Self.runs.library.get()
+            let (result, stream, reportPath, measurePath) = (library.result, library.stream, library.reportPath,
+                                                             library.measurePath)
             #expect(result.status == 0, "\(result.stderr)")
             let files = try files(stream)
             #expect(files.count >= 2, "\(files.map(\.path))")
@@ -150,26 +219,15 @@ extension Integration {
         /// the open file, each failed attempt still closes its interval with a summary, and the
         /// report says the rotation failed.
         @Test func anEarlierRunsFileAndAFailedRotationLoseNothing() throws {
-            let scratch = try TestPaths.scratch()
-            let stream = scratch.appendingPathComponent("hangs.jsonl").path
-            let earlier = "an earlier run's line\n"
-            try earlier.write(toFile: stream, atomically: true, encoding: .utf8)
-            let kept = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "2"],
-                                            hangwatchArgs: ["--events", stream, "--rotate", "1h"], scratch: scratch)
+            let (kept, stream) = try Self.runs.afterAnEarlierRun.get().pair
             #expect(kept.result.status == 0, "\(kept.result.stderr)")
-            #expect(try String(contentsOfFile: RotatingName.name(stream, 1), encoding: .utf8) == earlier)
+            #expect(try String(contentsOfFile: RotatingName.name(stream, 1), encoding: .utf8) == Self.earlierLine)
             let fresh = try HangEventLines.decode(try #require(FileManager.default.contents(atPath: stream)))
             #expect(fresh.summaries.count == 1 && fresh.unreadableLines == 0, "the earlier line stays out of the new file")
             #expect(fresh.events.filter { $0.phase == .ended }.count == kept.measured.count)
 
             // Now NAME.1.jsonl is a directory that `--keep 1` cannot delete.
-            let blocked = try TestPaths.scratch()
-            let path = blocked.appendingPathComponent("hangs.jsonl").path
-            try FileManager.default.createDirectory(atPath: RotatingName.name(path, 1) + "/inside",
-                                                    withIntermediateDirectories: true)
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "5"],
-                                           hangwatchArgs: ["--events", path, "--rotate", "2s", "--keep", "1"],
-                                           scratch: blocked)
+            let (run, path) = try Self.runs.blockedRotation.get().pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let data = try #require(FileManager.default.contents(atPath: path))
             let contents = try HangEventLines.decode(data)
@@ -185,15 +243,7 @@ extension Integration {
         /// is opened anew at the next line, the files already in the chain stay, and the
         /// report says what happened.
         @Test func aDeletedLiveFileIsOpenedAnewAndTheChainKept() throws {
-            let scratch = try TestPaths.scratch()
-            let stream = scratch.appendingPathComponent("hangs.jsonl").path
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "8"],
-                                           hangwatchArgs: ["--events", stream, "--rotate", "3s", "--keep", "5"],
-                                           scratch: scratch) { _ in
-                // After the first rotation (3 s), delete the live file once.
-                usleep(4_200_000)
-                unlink(stream)
-            }
+            let (run, stream) = try Self.runs.liveFileDeleted.get().pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             #expect(run.report.notes.contains { $0.contains("deleted or moved away 1 time") }, "\(run.report.notes)")
             let files = try files(stream)

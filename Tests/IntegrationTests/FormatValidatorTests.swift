@@ -151,7 +151,7 @@ extension Integration {
     @Suite(.enabled(if: Validators.python3 != nil, Validators.missingPython))
     struct FormatExports {
         @Test func realReportRendersIntoEveryFormat() throws {
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"], measure: false)
+            let run = try DemoReports.standard.get()
             let report = run.report
             let reported = report.hangs.filter { $0.reported && $0.callTree != nil }
             #expect(reported.count == 2, "hangs: \(report.hangs.map(\.durationMs))")

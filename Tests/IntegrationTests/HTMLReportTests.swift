@@ -206,11 +206,11 @@ extension Integration {
     struct HTMLReportInBrowser {
         @Test func realRunDrawsTimelineAndFlameGraphs() throws {
             // HangwatchRun reads the report file back with JSONReport.decode.
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"], measure: false)
-            let report = run.report
+            let report = try DemoReports.standard.get().report
+            let scratch = try TestPaths.scratch()
             #expect(report.hangs.map(\.reported) == [true, true, false], "hangs: \(report.hangs.map(\.durationMs))")
-            let page = try HTMLPage.write(report, in: run.scratch)
-            let dom = try PageDOM.read(try Chromium.dumpDOM(page), scratch: run.scratch)
+            let page = try HTMLPage.write(report, in: scratch)
+            let dom = try PageDOM.read(try Chromium.dumpDOM(page), scratch: scratch)
 
             #expect(dom.hangBars.count == 3)
             for hang in report.hangs {
@@ -265,12 +265,13 @@ extension Integration {
         }
 
         @Test func searchZoomAndHoverWorkInTheBrowser() throws {
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"], measure: false)
+            let run = try DemoReports.standard.get()
+            let scratch = try TestPaths.scratch()
             let tree = try #require(run.report.hangs.first?.callTree)
-            let page = try HTMLPage.write(run.report, in: run.scratch)
+            let page = try HTMLPage.write(run.report, in: scratch)
 
             // report.html#search=TEXT opens with TEXT in every search box.
-            let searched = try PageDOM.read(try Chromium.dumpDOM(page, fragment: "#search=tokenize"), scratch: run.scratch)
+            let searched = try PageDOM.read(try Chromium.dumpDOM(page, fragment: "#search=tokenize"), scratch: scratch)
             let flame = try #require(searched.flames["hang-1"])
             let tokenize = tree.nodes.filter { $0.symbol.lowercased().contains("tokenize") }
             #expect(tokenize.count == 1, "symbols: \(tree.nodes.map(\.symbol))")
@@ -293,8 +294,8 @@ extension Integration {
                 const box = hovered.getBoundingClientRect();
                 hovered.dispatchEvent(new MouseEvent('mousemove', { bubbles: true, clientX: box.left + 5, clientY: box.top + 5 }));
                 """
-            let driven = try HTMLPage.write(run.report, in: run.scratch, driver: driver)
-            let dom = try PageDOM.read(try Chromium.dumpDOM(driven), scratch: run.scratch)
+            let driven = try HTMLPage.write(run.report, in: scratch, driver: driver)
+            let dom = try PageDOM.read(try Chromium.dumpDOM(driven), scratch: scratch)
             let zoomedFlame = try #require(dom.flames["hang-1"])
             #expect(zoomedFlame.resetDisabled == false)
             #expect(zoomedFlame.status.hasPrefix("zoomed into"), "status: \(zoomedFlame.status)")

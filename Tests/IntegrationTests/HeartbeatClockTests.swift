@@ -9,6 +9,9 @@ extension Integration {
     /// measures with CLOCK_MONOTONIC, as clock_gettime stamps do, and a timed
     /// loop wait must end no earlier than asked.
     @Suite struct HeartbeatClock {
+        /// The plain run does not depend on the case: one for the three.
+        private static let plain = Result { try SafetyProgram.build("stamp_clock").plain([]) }
+
         /// The kernel's sampler with either clock, and the signal sampler (whose
         /// samples may interrupt the timed wait that ends a hang, though rarely:
         /// WrapperSafety.samplesInsideWaitsChangeNothing forces resumed epoll
@@ -16,7 +19,7 @@ extension Integration {
         @Test(arguments: [("tsc", "kernel"), ("vdso", "kernel"), ("tsc", "signal")])
         func stampsGiveTheLengthsTheProgramMeasures(clock: String, sampler: String) throws {
             let program = try SafetyProgram.build("stamp_clock")
-            let plain = try program.plain([])
+            let plain = try Self.plain.get()
             let run = try program.watched([], hangwatchArgs: ["--heartbeat-clock", clock, "--sampler", sampler])
             #expect(Safety.difference(plain: plain.result, watched: run.result) == nil,
                     "\(Safety.difference(plain: plain.result, watched: run.result) ?? "")")

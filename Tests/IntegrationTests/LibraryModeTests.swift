@@ -18,7 +18,7 @@ extension Integration {
         }
 
         @Test func runLoopDemoLibraryMatchesLauncher() throws {
-            let launcher = try HangwatchRun.run(TestPaths.runLoopDemo)
+            let launcher = try DemoReports.standard.get()
             let library = try HangwatchRun.library(TestPaths.runLoopDemo)
             #expect(library.result.status == 0)
             #expect(library.report.hangs.count == launcher.report.hangs.count,

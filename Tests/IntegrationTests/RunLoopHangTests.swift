@@ -49,7 +49,7 @@ extension Integration {
         }
 
         @Test func sixtyMillisecondCallbacksAreNotHangs() throws {
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"])
+            let run = try DemoReports.standard.get()
             let small = run.work("smallUpdate")
             #expect(small.count == 5)
             #expect(run.report.hangs.allSatisfy { $0.durationMs >= 100 })
@@ -57,7 +57,7 @@ extension Integration {
         }
 
         @Test func heaviestPathNamesTheFunctionThatDidTheWork() throws {
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo, ["--scenario", "standard"])
+            let run = try DemoReports.standard.get()
             let reported = run.report.hangs.filter(\.reported)
             #expect(reported.count == 2)
             for (hang, name) in zip(reported, ["parseLargeDocument", "renderThumbnails"]) {

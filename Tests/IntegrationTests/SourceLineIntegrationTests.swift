@@ -62,7 +62,7 @@ extension Integration {
         }
 
         @Test func withoutTheFlagEverySourceIsNull() throws {
-            let run = try HangwatchRun.run(TestPaths.runLoopDemo)
+            let run = try DemoReports.standard.get()
             #expect(run.report.hangs.contains { $0.callTree != nil })
             #expect(SourceFacts.nodes(run.report).allSatisfy { $0.source == nil })
             let json = try String(contentsOf: run.scratch.appendingPathComponent("report.json"), encoding: .utf8)

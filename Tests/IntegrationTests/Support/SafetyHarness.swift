@@ -149,13 +149,4 @@ enum Safety {
         let allowed = incidental.filter { $0.durationMs >= 95 && $0.durationMs < 105 }
         return (lost, match(allowed, in: extra, toleranceMs: tolerance).phantoms)
     }
-
-    /// Peak resident memory (VmHWM, KiB) of process `pid`, or nil once it is gone.
-    static func peakRssKb(of pid: pid_t) -> Int? {
-        guard let text = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
-        for line in text.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
-        }
-        return nil
-    }
 }
