@@ -100,7 +100,7 @@ extension Integration {
             let (lost, phantoms) = Safety.match(run.work(stall), in: run.report.hangs, toleranceMs: 5)
             #expect(run.work(stall).count == 1 && lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             let hang = try #require(run.report.hangs.first)
-            #expect(hang.kind == .cpu)
+            #expect(hang.kind == .cpu, "\(Safety.describe(run.report))")
             #expect(Safety.symbols(hang).contains { $0.contains(stall) }, "call tree: \(Safety.symbols(hang))")
             if mode == "modal" {
                 #expect(Safety.symbols(hang).contains { $0.contains("run_modal_loop") },

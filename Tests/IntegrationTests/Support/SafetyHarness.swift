@@ -108,7 +108,10 @@ enum Safety {
     static func describe(_ report: Report) -> String {
         let hangs = report.hangs.map {
             "\($0.thread.name)(\($0.thread.tid)) \(String(format: "%.1f", $0.durationMs)) ms"
-                + "\($0.inProgress ? " in progress" : "") \($0.sampleCount) samples"
+                + "\($0.inProgress ? " in progress" : "") \($0.sampleCount) samples \($0.kind.rawValue)"
+                + ($0.cpuMs.map { String(format: " (cpu %.1f ms", $0) } ?? "")
+                + ($0.runnableMs.map { String(format: ", runnable %.1f ms", $0) } ?? "") + ($0.cpuMs == nil ? "" : ")")
+                + ($0.blockedIn.map { " in \($0)" } ?? "")
         }
         return "hangs: [\(hangs.joined(separator: ", "))] notes: \(report.notes)"
     }
