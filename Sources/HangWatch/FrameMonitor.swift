@@ -1,5 +1,6 @@
 import CHangWatchEngine
 import HangWatchAnalysis
+import HangWatchCapture
 import HangWatchModel
 import Synchronization
 #if canImport(Glibc)
@@ -22,13 +23,8 @@ public final class FrameMonitor: Sendable {
     /// Start of the frame in progress; 0 when none. A monitor is one loop, so
     /// one frame is open at a time.
     private let openStartNs = Atomic<UInt64>(0)
-    private let frames = Mutex(FrameLog())
-
-    private struct FrameLog {
-        var durationsNs: [UInt64] = []
-        var firstStartNs: UInt64 = 0
-        var lastEndNs: UInt64 = 0
-    }
+    /// The frames so far, folded as each ends (bounded memory however long the loop runs).
+    private let frames: Mutex<FrameTally>
 
     /// - Parameters:
     ///   - name: shown in the report (e.g. "render", "audio").
@@ -36,6 +32,7 @@ public final class FrameMonitor: Sendable {
     public init(name: String, deadlineMs: Double) {
         self.name = name
         self.deadlineMs = deadlineMs
+        frames = Mutex(FrameTally(deadlineMs: deadlineMs))
         HangWatcher.shared?.register(self)
     }
 
@@ -57,11 +54,7 @@ public final class FrameMonitor: Sendable {
         if let slot = FrameThread.slot() { hw_heartbeat_wait_begin_at(slot, now) }
         let start = openStartNs.exchange(0, ordering: .relaxed)
         guard start != 0, now >= start else { return }
-        frames.withLock { log in
-            if log.durationsNs.isEmpty { log.firstStartNs = start }
-            log.durationsNs.append(now - start)
-            log.lastEndNs = now
-        }
+        frames.withLock { $0.add(startNs: start, durationNs: now - start) }
     }
 
     /// Runs one frame's work.
@@ -74,12 +67,13 @@ public final class FrameMonitor: Sendable {
 
     /// Statistics so far; nil before the first frame.
     public func statistics() -> FrameStats? {
-        frames.withLock { log in
-            guard !log.durationsNs.isEmpty else { return nil }
-            return FrameStatistics.compute(name: name, deadlineMs: deadlineMs,
-                                           durationsMs: log.durationsNs.map { Double($0) / 1e6 },
-                                           intervalMs: Double(log.lastEndNs - log.firstStartNs) / 1e6)
-        }
+        // A copy of its own, so the percentiles are worked out with the lock free
+        // and the loop's next frameEnded neither waits for them nor copies its
+        // durations (as a shared copy-on-write buffer would make it do).
+        let tally = frames.withLock { $0.unshared() }
+        guard tally.frameCount > 0 else { return nil }
+        return FrameStatistics.compute(name: name, tally: tally,
+                                       intervalMs: Double(tally.lastEndNs &- tally.firstStartNs) / 1e6)
     }
 }
 

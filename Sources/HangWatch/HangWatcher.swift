@@ -89,7 +89,8 @@ public final class HangWatcher: Sendable {
         delivery = onHang.map(HangEventDelivery.init)
         exporter = configuration.otlpEndpoint.flatMap(OTLPExporter.init(url:))
         let wantsEvents = eventFile != nil || onHang != nil || exporter != nil
-        state = Mutex(ReaderState(events: wantsEvents ? (configuration.capture, Self.processRecord(startNs: startNs), startNs) : nil,
+        state = Mutex(ReaderState(frameDeadlineMs: configuration.capture.frameMs,
+                                  events: wantsEvents ? (configuration.capture, Self.processRecord(startNs: startNs), startNs) : nil,
                                   eventFile: eventFile))
         let anonymous: SampleLog
         do { anonymous = try SampleLog(anonymousCapacity: 32 << 20) } catch { throw .engine("\(error)") }
@@ -246,8 +247,8 @@ struct ReaderState: ~Copyable {
     var eventsFinished = false
     /// `events`: what live hang events need (thresholds, this process, its
     /// start on the monotonic clock), or nil when nothing wants them.
-    init(events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {
-        collector = CaptureCollector()
+    init(frameDeadlineMs: Double?, events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {
+        collector = CaptureCollector(frameDeadlineMs: frameDeadlineMs)
         live = events.map { LiveHangs(config: $0.0, process: $0.1, processStartNs: $0.2, collector: collector) }
         live?.remembersClosed = eventFile?.rotation != nil
         self.eventFile = eventFile

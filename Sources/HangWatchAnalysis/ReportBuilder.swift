@@ -152,12 +152,10 @@ package struct ReportBuilder {
     func frameStats(run: CapturedRun) -> [FrameStats] {
         guard let deadline = config.frameMs else { return [] }
         return run.frames.keys.sorted { (abs($0), $0) < (abs($1), $1) }.compactMap { id in
-            guard let frames = run.frames[id], let first = frames.first, let last = frames.last else { return nil }
-            let intervalMs = Self.spanMs(from: first.startNs, to: last.startNs &+ last.durationNs)
+            guard let tally = run.frames[id], tally.frameCount > 0, tally.deadlineMs == deadline else { return nil }
+            let intervalMs = Self.spanMs(from: tally.firstStartNs, to: tally.lastEndNs)
             let name = run.threads[id]?.name ?? "thread \(id)"
-            return FrameStatistics.compute(name: name, deadlineMs: deadline,
-                                           durationsMs: frames.map { Double($0.durationNs) / 1e6 },
-                                           intervalMs: intervalMs)
+            return FrameStatistics.compute(name: name, tally: tally, intervalMs: intervalMs)
         }
     }
 

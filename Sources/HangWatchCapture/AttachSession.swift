@@ -153,7 +153,7 @@ package struct AttachFigures: Sendable, Equatable {
 package final class AttachSession {
     package let pid: Int32
     package let log: SampleLog
-    package let collector = CaptureCollector()
+    package let collector: CaptureCollector
     private var session: OpaquePointer?
     private let patterns: [CChar]
 
@@ -162,6 +162,7 @@ package final class AttachSession {
     package init(pid: Int32, config: CaptureConfig, stopBlockedThreads: Bool = false) throws(AttachRefusal) {
         if let refusal = AttachRefusal.check(pid: pid) { throw refusal }
         self.pid = pid
+        collector = CaptureCollector(frameDeadlineMs: config.frameMs)
         do {
             log = try SampleLog(anonymousCapacity: 64 << 20)
         } catch {

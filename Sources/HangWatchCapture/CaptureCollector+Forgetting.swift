@@ -22,7 +22,7 @@ extension CaptureCollector {
         }
     }
 
-    /// Drops the frames read so far (they were summarized).
+    /// Drops the frames read so far (they were summarized): the next interval counts its own.
     package func forgetFrames() {
         run.frames.removeAll()
     }

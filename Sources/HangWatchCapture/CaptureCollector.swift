@@ -41,8 +41,12 @@ package final class CaptureCollector {
     package var tracksUpdates = false
     private var updatedPeriods: [BusyKey] = []
 
-    package init(maxFrames: Int = 256) {
+    /// The frame deadline the engine was given (`--frame-ms`), which its frame records are counted against.
+    package let frameDeadlineMs: Double?
+
+    package init(maxFrames: Int = 256, frameDeadlineMs: Double? = nil) {
         self.maxFrames = maxFrames
+        self.frameDeadlineMs = frameDeadlineMs
         scratch = [UInt64](repeating: 0, count: maxFrames)
         threadStateReader = ThreadStateReader(maxFrames: maxFrames)
     }
@@ -109,8 +113,10 @@ package final class CaptureCollector {
             let count = Int(min(f.count, UInt32(HW_FRAME_BATCH)))
             let starts = withUnsafeBytes(of: f.start_ns) { Array($0.bindMemory(to: UInt64.self).prefix(count)) }
             let durations = withUnsafeBytes(of: f.duration_us) { Array($0.bindMemory(to: UInt32.self).prefix(count)) }
-            run.frames[f.tid, default: []] += zip(starts, durations).map {
-                CapturedFrame(startNs: $0, durationNs: UInt64($1) * 1000)
+            guard let deadlineMs = frameDeadlineMs else { break } // frames come only with a deadline
+            for (start, duration) in zip(starts, durations) {
+                run.frames[f.tid, default: FrameTally(deadlineMs: deadlineMs)]
+                    .add(startNs: start, durationNs: UInt64(duration) * 1000)
             }
         case Int(HW_REC_EXIT.rawValue):
             run.exitTimeNs = raw.assumingMemoryBound(to: hw_rec_exit.self).pointee.time_ns

@@ -19,8 +19,8 @@ public struct CapturedRun: Sendable {
     /// The stacks the samples refer to.
     public var stacks = StackTable()
     public var notes: [CaptureNote] = []
-    /// Frame loops: every frame (busy period) by slot id.
-    public var frames: [Int32: [CapturedFrame]] = [:]
+    /// Frame loops: their frames (busy periods) folded, by slot id.
+    public var frames: [Int32: FrameTally] = [:]
     public var exitTimeNs: UInt64?
     /// Records the ring refused because it was full (all kinds).
     public var droppedRecords: UInt64 = 0
@@ -121,9 +121,4 @@ public struct CaptureNote: Sendable, Hashable {
     public var tid: Int32
     public var code: UInt32
     public var value: UInt64
-}
-
-public struct CapturedFrame: Sendable, Equatable {
-    public var startNs: UInt64
-    public var durationNs: UInt64
 }

@@ -80,7 +80,7 @@ enum RunCommand {
         }
         SignalForwarding.forward(to: pid)
 
-        let collector = CaptureCollector()
+        let collector = CaptureCollector(frameDeadlineMs: options.capture.frameMs)
         // Images the program dlopen's later are read from its /proc/PID/maps
         // while it lives; the agent itself never takes the loader lock for them.
         collector.watchModules(ofProcess: pid, log: log)

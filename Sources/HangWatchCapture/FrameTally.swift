@@ -1,0 +1,139 @@
+import Foundation
+
+/// A frame loop's frames, folded as each one ends, in memory that does not
+/// grow with the run: a loop of 1 ms frames must not cost its host a gigabyte
+/// a day. Frame and hitch counts, hitch time, missed deadlines, the longest
+/// frame and the histogram are exact. Percentiles are exact for the first
+/// `exactFrames` frames (18 minutes at 60 Hz, 512 KiB); from then on they come
+/// from logarithmic buckets about 1 % of their value wide, so a percentile is
+/// within 0.5 % of the true one, or 1 ns (the shortest and the longest frame
+/// stay exact; a percentile past 22 hours reads as the longest frame).
+public struct FrameTally: Sendable, Equatable {
+    /// Frames whose durations are kept one by one before the buckets take over.
+    package static let exactFrames = 1 << 16
+    /// Upper bounds of the histogram's buckets, as multiples of the deadline
+    /// (the last bucket has none), so its shape reads the same at 60 and 30 Hz.
+    package static let histogramMultiples: [Double] = [0.25, 0.5, 0.75, 1, 1.5, 2, 4, 8]
+
+    /// The frame deadline D, in ms.
+    public let deadlineMs: Double
+    /// Frames measured.
+    public private(set) var frameCount = 0
+    /// Frames whose work exceeded the deadline.
+    public private(set) var hitchCount = 0
+    /// The sum of (frame − D) over the hitches, in ms.
+    public private(set) var hitchMs = 0.0
+    /// The sum of ⌈frame / D⌉ − 1 over all frames.
+    public private(set) var missedFrames = 0
+    /// The longest frame, in ms.
+    public private(set) var maxMs = 0.0
+    /// The shortest frame, in ms (0 with no frame).
+    public private(set) var minMs = 0.0
+    /// The first frame's start and the last frame's end (CLOCK_MONOTONIC ns).
+    public private(set) var firstStartNs: UInt64 = 0
+    /// The last frame's end (CLOCK_MONOTONIC ns).
+    public private(set) var lastEndNs: UInt64 = 0
+    /// Frames per histogram bucket (`histogramMultiples`, then one open-ended).
+    public private(set) var histogramCounts: [Int]
+
+    private let histogramBoundsMs: [Double]
+    /// Every duration so far (ms), while there are at most `exactFrames`.
+    private var exactMs: [Double] = []
+    /// Frames per logarithmic bucket of nanoseconds, once there are more.
+    private var logBuckets: [Int] = []
+
+    /// An empty tally for a loop with deadline `deadlineMs`.
+    public init(deadlineMs: Double) {
+        self.deadlineMs = deadlineMs
+        histogramBoundsMs = Self.histogramMultiples.map { $0 * deadlineMs }
+        histogramCounts = [Int](repeating: 0, count: Self.histogramMultiples.count + 1)
+    }
+
+    /// Adds a frame that started at `startNs` and was busy for `durationNs`.
+    public mutating func add(startNs: UInt64, durationNs: UInt64) {
+        if frameCount == 0 { firstStartNs = startNs }
+        lastEndNs = startNs &+ durationNs
+        let ms = Double(durationNs) / 1e6
+        frameCount += 1
+        if ms > deadlineMs {
+            hitchCount += 1
+            hitchMs += ms - deadlineMs
+        }
+        missedFrames += max(0, Int((ms / deadlineMs).rounded(.up)) - 1)
+        maxMs = max(maxMs, ms)
+        minMs = frameCount == 1 ? ms : min(minMs, ms)
+        histogramCounts[histogramBoundsMs.firstIndex { ms <= $0 } ?? histogramBoundsMs.count] += 1
+        if logBuckets.isEmpty {
+            exactMs.append(ms)
+            if exactMs.count > Self.exactFrames { moveToBuckets() }
+        } else {
+            logBuckets[Self.bucket(ofMs: ms)] += 1
+        }
+    }
+
+    /// A copy that shares no storage with this tally: adding to either one then copies nothing.
+    package func unshared() -> FrameTally {
+        var copy = self
+        copy.exactMs = exactMs.withUnsafeBufferPointer { Array($0) }
+        copy.logBuckets = logBuckets.withUnsafeBufferPointer { Array($0) }
+        return copy
+    }
+
+    /// Values stored for the percentiles: the durations one by one, then a fixed
+    /// number of buckets. What the tally's memory grows with, and stops growing at.
+    package var storedValues: Int { exactMs.count + logBuckets.count }
+
+    /// The nearest-rank percentile `p` (0...1) of the frame durations, in ms; 0 with no frame.
+    public func percentileMs(_ p: Double) -> Double {
+        percentilesMs([p])[0]
+    }
+
+    /// Several nearest-rank percentiles at once (one sort, or one walk of the buckets).
+    public func percentilesMs(_ ps: [Double]) -> [Double] {
+        guard frameCount > 0 else { return ps.map { _ in 0 } }
+        let ranks = ps.map { min(max(Int(($0 * Double(frameCount)).rounded(.up)), 1), frameCount) }
+        if logBuckets.isEmpty {
+            let sorted = exactMs.sorted()
+            return ranks.map { sorted[$0 - 1] }
+        }
+        return ranks.map { rank in
+            // The extremes are known exactly; so is what the first and last buckets hold
+            // (at most 1 ns; past the buckets' range): the shortest and the longest frame.
+            if rank == 1 { return minMs }
+            if rank == frameCount { return maxMs }
+            var seen = 0
+            for (index, count) in logBuckets.enumerated() {
+                seen += count
+                guard seen >= rank else { continue }
+                if index == 0 { return minMs }
+                if index == Self.bucketCount - 1 { return maxMs }
+                return min(max(Self.representativeMs(ofBucket: index), minMs), maxMs)
+            }
+            return maxMs
+        }
+    }
+
+    // Bucket i holds durations in (γ^(i-1), γ^i] ns, γ = 1.005/0.995 (about 1 %
+    // wide): every value in it is within 0.5 % of the bucket's representative
+    // 2γ^i/(γ+1). Bucket 0 holds durations of at most 1 ns; 3,200 buckets
+    // (25 KiB) reach 8e13 ns, 22 hours, and the last one holds anything longer.
+    private static let gamma = 1.005 / 0.995
+    private static let logGamma = log(gamma)
+    private static let bucketCount = 3_200
+
+    private static func bucket(ofMs ms: Double) -> Int {
+        let ns = ms * 1e6
+        guard ns > 1 else { return 0 }
+        return min(Int((log(ns) / logGamma).rounded(.up)), bucketCount - 1)
+    }
+
+    private static func representativeMs(ofBucket index: Int) -> Double {
+        2 * pow(gamma, Double(index)) / (gamma + 1) / 1e6
+    }
+
+    private mutating func moveToBuckets() {
+        logBuckets = [Int](repeating: 0, count: Self.bucketCount)
+        for ms in exactMs { logBuckets[Self.bucket(ofMs: ms)] += 1 }
+        exactMs = []
+    }
+}
