@@ -23,6 +23,27 @@ import Testing
         #expect(HangStateAnalysis.measure([Self.window(spanMs: 2, cpuMs: 1, runqMs: 0)]) == nil)
     }
 
+    /// Time neither running nor runnable while no tick found the thread asleep is
+    /// stolen time (the CI's VM lends its CPUs out): the hang is CPU work.
+    @Test func stolenTimeIsNotSleep() {
+        func samples(running: Int, blocked: Int) -> [CapturedSample] {
+            [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running, truncated: false)]
+                + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
+                                                       weight: blocked, truncated: false)])
+        }
+        let shares = HangStateAnalysis.Shares(cpuShare: 0.65, runqShare: 0.05)
+        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 0))) == .cpu)
+        // Sleep shows in the ticks: the share stands.
+        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 60))) == .mixed)
+        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 1))) == .mixed)
+        // Too few ticks to tell.
+        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 20, blocked: 0))) == .mixed)
+        // A blocked share is never taken for steal.
+        let blocked = HangStateAnalysis.Shares(cpuShare: 0.1, runqShare: 0)
+        #expect(HangStateAnalysis.kind(blocked, ticks: BlockedProfile(samples: samples(running: 200, blocked: 0))) == .blocked)
+        #expect(HangStateAnalysis.kind(.init(cpuShare: 0.75, runqShare: 0.1), ticks: BlockedProfile(samples: [])) == .cpu)
+    }
+
     static func hang(blockedIn: String?) -> Hang {
         let owner = CallTreeNode(symbol: "holder_compute", image: "demo", weightMs: 300, selfMs: 300, sampleCount: 300, children: [])
         return Hang(id: 1, thread: ThreadRef(tid: 10, name: "main"), startMs: 100, durationMs: 350, reported: true,
