@@ -108,6 +108,23 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
     return is_fdset(p->nr) || (t->role == HW_ROLE_MAIN_QUEUE && p->nr == SYS_futex && timed_futex_wait(p));
 }
 
+/// Whether a thread in restart_syscall sleeps in poll's wait, as its wait
+/// channel says (`poll_schedule_timeout` on the kernels seen; a restarted
+/// futex wait shows `futex_*`, a sleep the syscall entry). Read only for a
+/// restart at a site never seen, so at most once per site: the wait is then
+/// learned like any poll. A name without "poll" (another kernel's, or the
+/// thread already gone on) leaves the restart busy, as before.
+static bool restart_sleeps_in_poll(hwa_session *s, const hwa_thread *t) {
+    int fd = hwa_open_task_file(s->cfg.pid, t->tid, "wchan");
+    if (fd < 0) return false;
+    char name[64];
+    ssize_t n = pread(fd, name, sizeof name - 1, 0);
+    close(fd);
+    if (n <= 0) return false;
+    name[n] = 0;
+    return strstr(name, "poll") != NULL;
+}
+
 /// The call a `restart_syscall` goes on with. A timed wait (poll, a futex
 /// wait with a timeout, a relative sleep) that a stop interrupted (one of
 /// ours, for a sample, landing as the thread entered its wait; or SIGSTOP and
@@ -120,8 +137,11 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
 /// the same pc, sp and first argument names the call. A main-queue worker's
 /// timed futex wait is also known by its arguments alone, its first one a
 /// futex word (an aligned user address: a restarted clock_nanosleep's clock
-/// id or a poll(NULL, 0, ms) never is). Anything else stays restart_syscall, busy.
-static long restarted_call(const hwa_thread *t, const hwa_probe *p) {
+/// id or a poll(NULL, 0, ms) never is). A poll at a site never seen (the
+/// thread was stopped and continued before we attached: Ctrl-Z, then `bg`)
+/// is known by the kernel's wait channel (see restart_sleeps_in_poll).
+/// Anything else stays restart_syscall, busy.
+static long restarted_call(hwa_session *s, const hwa_thread *t, const hwa_probe *p) {
     if (p->nr != SYS_restart_syscall) return p->nr;
     for (uint32_t i = 0; i < t->site_count; i++) {
         const hwa_site *site = &t->sites[i];
@@ -131,13 +151,14 @@ static long restarted_call(const hwa_thread *t, const hwa_probe *p) {
     }
     if (t->role == HW_ROLE_MAIN_QUEUE && p->args[0] >= 4096 && !(p->args[0] & 3) && timed_futex_wait(p))
         return SYS_futex;
+    if (restart_sleeps_in_poll(s, t)) return SYS_poll;
     return p->nr;
 }
 
 /// `probe` as the call it stands for (see restarted_call).
-static hwa_probe continued_call(const hwa_thread *t, const hwa_probe *probe) {
+static hwa_probe continued_call(hwa_session *s, const hwa_thread *t, const hwa_probe *probe) {
     hwa_probe call = *probe;
-    call.nr = restarted_call(t, probe);
+    call.nr = restarted_call(s, t, probe);
     return call;
 }
 
@@ -307,7 +328,7 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
         return;
     }
     if (p.activity == HWA_OTHER) return; // stopped, or between states: no evidence either way
-    p = continued_call(t, &p); // a restart_syscall as the wait it goes on with, for the idle test and samples
+    p = continued_call(s, t, &p); // a restart_syscall as the wait it goes on with, for the idle test and samples
     uint64_t prev = t->seen ? t->last_obs : s->prev_tick_ns;
     bool idle = idle_wait(t, &p);
     // Transitions are dated between the two polls that saw them, narrowed

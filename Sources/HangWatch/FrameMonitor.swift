@@ -28,7 +28,8 @@ public final class FrameMonitor: Sendable {
 
     /// - Parameters:
     ///   - name: shown in the report (e.g. "render", "audio").
-    ///   - deadlineMs: the frame budget, e.g. 16.667 at 60 Hz.
+    ///   - deadlineMs: the frame budget, e.g. 16.667 at 60 Hz; one that is not
+    ///     above 0 counts no hitch.
     public init(name: String, deadlineMs: Double) {
         self.name = name
         self.deadlineMs = deadlineMs

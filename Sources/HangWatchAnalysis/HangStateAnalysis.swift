@@ -1,3 +1,4 @@
+import CHangWatchEngine
 import HangWatchCapture
 import HangWatchModel
 
@@ -33,7 +34,7 @@ package struct HangStateAnalysis {
         if let measured = Self.measure(run.threadStates.cpu[key] ?? []) {
             cpuMs = measured.cpuShare * durationMs
             runnableMs = measured.runqShare.map { $0 * durationMs }
-            kind = Self.kind(measured, ticks: fallback)
+            kind = Self.kind(measured, ticks: fallback, ticksComplete: Self.ticksComplete(of: key.tid, in: run))
             blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
         }
         guard kind != .cpu, let call = blockedIn else { return }
@@ -75,11 +76,21 @@ package struct HangStateAnalysis {
     /// steal does not, since the thread never left the running state. So a
     /// share that says `mixed` while at least `stealCheckTicks` ticks never
     /// once found the thread asleep is CPU work, part of it stolen.
-    package static func kind(_ measured: Shares, ticks: BlockedProfile) -> HangKind {
+    /// `ticksComplete`: every tick of the thread left its sample (see `ticksComplete(of:in:)`).
+    package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> HangKind {
         let active = measured.cpuShare + (measured.runqShare ?? 0)
         if active >= cpuShare { return .cpu }
         if active <= blockedShare { return .blocked }
-        return ticks.blockedTicks == 0 && ticks.ticks >= stealCheckTicks ? .cpu : .mixed
+        return ticksComplete && ticks.blockedTicks == 0 && ticks.ticks >= stealCheckTicks ? .cpu : .mixed
+    }
+
+    /// Whether the ticks can be trusted to show sleep: none of the thread's was
+    /// left unsampled (its state unreadable, or stopped or traced), and no
+    /// sample was lost (a full ring, the kernel's ring read too late).
+    static func ticksComplete(of tid: Int32, in run: CapturedRun) -> Bool {
+        let losses = [HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_KERNEL_SAMPLES_LOST.rawValue, HW_NOTE_SAMPLES_MISSED.rawValue]
+        return run.droppedRecords == 0 && run.abandonedRecords == 0
+            && !run.notes.contains { $0.tid == tid && losses.contains($0.code) }
     }
 
     /// CPU (and run-queue) share of wall time over the windows the readings cover.

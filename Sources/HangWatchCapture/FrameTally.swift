@@ -2,7 +2,7 @@
 /// grow with the run: a loop of 1 ms frames must not cost its host a gigabyte
 /// a day. Frame and hitch counts, hitch time, missed deadlines, the longest
 /// frame and the histogram are exact. Percentiles are exact for the first
-/// `exactFrames` frames (18 minutes at 60 Hz, 512 KiB); from then on they come
+/// `exactFrames` frames (18 minutes at 60 Hz, 512 KiB at most); from then on they come
 /// from buckets under 0.8 % of their value wide, so a percentile is within
 /// 0.4 % of the true one, or 1 µs (the shortest and the longest frame stay
 /// exact; a percentile past 78 hours reads as the longest frame).
@@ -53,20 +53,22 @@ public struct FrameTally: Sendable, Equatable {
         lastEndNs = startNs &+ durationNs
         let ms = Double(durationNs) / 1e6
         frameCount += 1
-        if ms > deadlineMs {
+        if deadlineMs > 0, ms > deadlineMs { // a deadline that is not above 0 counts no hitch
             hitchCount += 1
             hitchMs += ms - deadlineMs
-            missedFrames += Int((ms / deadlineMs).rounded(.up)) - 1 // ⌈frame / D⌉ − 1 is 0 for the rest
+            // ⌈frame / D⌉ − 1, which is 0 for the frames that are no hitch.
+            missedFrames += Int(min((ms / deadlineMs).rounded(.up), 1e15)) - 1
         }
         maxMs = max(maxMs, ms)
         minMs = frameCount == 1 ? ms : min(minMs, ms)
         var bucket = 0
         while bucket < histogramBoundsMs.count, ms > histogramBoundsMs[bucket] { bucket += 1 }
         histogramCounts[bucket] += 1
-        if logBuckets.isEmpty {
+        // The buckets take over before the array would grow past `exactFrames`.
+        if logBuckets.isEmpty, exactNs.count < Self.exactFrames {
             exactNs.append(durationNs)
-            if exactNs.count > Self.exactFrames { moveToBuckets() }
         } else {
+            if logBuckets.isEmpty { moveToBuckets() }
             logBuckets[Self.bucket(ofNs: durationNs)] += 1
         }
     }
@@ -76,6 +78,7 @@ public struct FrameTally: Sendable, Equatable {
         var copy = self
         copy.exactNs = exactNs.withUnsafeBufferPointer { Array($0) }
         copy.logBuckets = logBuckets.withUnsafeBufferPointer { Array($0) }
+        copy.histogramCounts = histogramCounts.withUnsafeBufferPointer { Array($0) }
         return copy
     }
 
@@ -116,7 +119,7 @@ public struct FrameTally: Sendable, Equatable {
     // Each power of two of nanoseconds from 2^10 (1 µs) to 2^48 (78 hours) is
     // cut into 128 equal buckets, indexed from the duration's leading bits with
     // no logarithm (a frame's cost stays a few ns): a bucket's midpoint is
-    // within 0.39 % of any value in it. Bucket 0 holds frames under 1 µs, the
+    // within 1/256 (0.4 %) of any value in it. Bucket 0 holds frames under 1 µs, the
     // last one frames of 78 hours or more; 4,866 buckets, 38 KiB.
     private static let subBucketBits = 7
     private static let firstOctave = 10, lastOctave = 47

@@ -26,22 +26,24 @@ import Testing
     /// Time neither running nor runnable while no tick found the thread asleep is
     /// stolen time (the CI's VM lends its CPUs out): the hang is CPU work.
     @Test func stolenTimeIsNotSleep() {
-        func samples(running: Int, blocked: Int) -> [CapturedSample] {
-            [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running, truncated: false)]
+        func kind(_ shares: HangStateAnalysis.Shares, running: Int, blocked: Int, complete: Bool = true) -> HangKind {
+            let samples = [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running, truncated: false)]
                 + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
                                                        weight: blocked, truncated: false)])
+            return HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples), ticksComplete: complete)
         }
         let shares = HangStateAnalysis.Shares(cpuShare: 0.65, runqShare: 0.05)
-        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 0))) == .cpu)
+        #expect(kind(shares, running: 200, blocked: 0) == .cpu)
         // Sleep shows in the ticks: the share stands.
-        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 60))) == .mixed)
-        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 200, blocked: 1))) == .mixed)
+        #expect(kind(shares, running: 200, blocked: 60) == .mixed)
+        #expect(kind(shares, running: 200, blocked: 1) == .mixed)
+        // Ticks left unsampled or samples lost: they cannot show the sleep.
+        #expect(kind(shares, running: 200, blocked: 0, complete: false) == .mixed)
         // Too few ticks to tell.
-        #expect(HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples(running: 20, blocked: 0))) == .mixed)
-        // A blocked share is never taken for steal.
-        let blocked = HangStateAnalysis.Shares(cpuShare: 0.1, runqShare: 0)
-        #expect(HangStateAnalysis.kind(blocked, ticks: BlockedProfile(samples: samples(running: 200, blocked: 0))) == .blocked)
-        #expect(HangStateAnalysis.kind(.init(cpuShare: 0.75, runqShare: 0.1), ticks: BlockedProfile(samples: [])) == .cpu)
+        #expect(kind(shares, running: 20, blocked: 0) == .mixed)
+        // A blocked share is never taken for steal; a CPU share needs no ticks.
+        #expect(kind(.init(cpuShare: 0.1, runqShare: 0), running: 200, blocked: 0) == .blocked)
+        #expect(kind(.init(cpuShare: 0.75, runqShare: 0.1), running: 0, blocked: 0) == .cpu)
     }
 
     static func hang(blockedIn: String?) -> Hang {

@@ -160,6 +160,29 @@ extension Integration {
             #expect(attach.report.hangs.isEmpty, "hangs: \(attach.report.hangs.map(\.durationMs))")
         }
 
+        /// Stopped and continued before we attach (Ctrl-Z, then `bg`): the first
+        /// wait we see is a restart at a site never seen, which the kernel's
+        /// wait channel names as poll's. Idle all along; no hang.
+        @Test func attachedWhileAPollLoopGoesOnAfterAStopIsNoHang() throws {
+            let scratch = try TestPaths.scratch()
+            let binary = try SafetyProgram.build("stopped_poll").path
+            let program = try AttachedProgram.start(binary, [], scratch: scratch)
+            let pid = program.pid
+            usleep(100_000) // in the first 500 ms wait
+            kill(pid, SIGSTOP)
+            usleep(30_000)
+            kill(pid, SIGCONT)
+            usleep(5_000)
+            let state = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8)) ?? ""
+            let attach = try AttachReport.attach(pid, ["--duration", "20s"], scratch: scratch)
+            let result = try program.finish()
+            // 219: restart_syscall, what the case is about (else the test says nothing).
+            #expect(state.hasPrefix("219 "), "the program was not in a restarted wait: \(state)")
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            #expect(result.status == 0 && result.stdout == "waits 3\n", "\(result)")
+            #expect(attach.report.hangs.isEmpty, "hangs: \(attach.report.hangs.map(\.durationMs))")
+        }
+
         /// A plain C epoll loop: hangs and trees, and the loop never sees EINTR.
         @Test func cEpollLoop() throws {
             let scratch = try TestPaths.scratch()

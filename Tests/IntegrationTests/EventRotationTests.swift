@@ -98,10 +98,20 @@ extension Integration {
             }
         }
         private static let runs = ServiceRuns()
+
+        /// One of the suite's runs, once every run is over: the first test to ask
+        /// waits for all six (15 s), so no run of the suite outlives its tests
+        /// (a filtered `swift test`, or the machine lock another suite waits for).
+        private static func finished<Value>(_ lane: KeyPath<ServiceRuns, InBackground<Value>>) throws -> Value {
+            let runs = Self.runs
+            for wait in [runs.bySize.wait, runs.byTime.wait, runs.liveFileDeleted.wait, runs.afterAnEarlierRun.wait,
+                         runs.blockedRotation.wait, runs.library.wait] { wait() }
+            return try runs[keyPath: lane].get()
+        }
         private static let earlierLine = "an earlier run's line\n"
 
         @Test func filesRotateAtTheSizeAskedAndTheirSummariesAddUp() throws {
-            let (run, stream) = try Self.runs.bySize.get().pair
+            let (run, stream) = try Self.finished(\.bySize).pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let files = try files(stream)
             // Ten requests of 160–420 ms, about 2.5 KB per reported hang: several files.
@@ -157,7 +167,7 @@ extension Integration {
         }
 
         @Test func keepDeletesTheOldestFilesAndIntervalsCloseOnTime() throws {
-            let (run, stream) = try Self.runs.byTime.get().pair
+            let (run, stream) = try Self.finished(\.byTime).pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let files = try files(stream)
             // Three rotations in 7 s (at 2, 4 and 6 s), of which two closed files are kept.
@@ -199,7 +209,7 @@ extension Integration {
         }
 
         @Test func theLibraryRotatesAndSummarizesToo() throws {
-            let library = try Self.runs.library.get()
+            let library = try Self.finished(\.library)
             let (result, stream, reportPath, measurePath) = (library.result, library.stream, library.reportPath,
                                                              library.measurePath)
             #expect(result.status == 0, "\(result.stderr)")
@@ -219,7 +229,7 @@ extension Integration {
         /// the open file, each failed attempt still closes its interval with a summary, and the
         /// report says the rotation failed.
         @Test func anEarlierRunsFileAndAFailedRotationLoseNothing() throws {
-            let (kept, stream) = try Self.runs.afterAnEarlierRun.get().pair
+            let (kept, stream) = try Self.finished(\.afterAnEarlierRun).pair
             #expect(kept.result.status == 0, "\(kept.result.stderr)")
             #expect(try String(contentsOfFile: RotatingName.name(stream, 1), encoding: .utf8) == Self.earlierLine)
             let fresh = try HangEventLines.decode(try #require(FileManager.default.contents(atPath: stream)))
@@ -227,7 +237,7 @@ extension Integration {
             #expect(fresh.events.filter { $0.phase == .ended }.count == kept.measured.count)
 
             // Now NAME.1.jsonl is a directory that `--keep 1` cannot delete.
-            let (run, path) = try Self.runs.blockedRotation.get().pair
+            let (run, path) = try Self.finished(\.blockedRotation).pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let data = try #require(FileManager.default.contents(atPath: path))
             let contents = try HangEventLines.decode(data)
@@ -243,7 +253,7 @@ extension Integration {
         /// is opened anew at the next line, the files already in the chain stay, and the
         /// report says what happened.
         @Test func aDeletedLiveFileIsOpenedAnewAndTheChainKept() throws {
-            let (run, stream) = try Self.runs.liveFileDeleted.get().pair
+            let (run, stream) = try Self.finished(\.liveFileDeleted).pair
             #expect(run.result.status == 0, "\(run.result.stderr)")
             #expect(run.report.notes.contains { $0.contains("deleted or moved away 1 time") }, "\(run.report.notes)")
             let files = try files(stream)

@@ -21,10 +21,15 @@ final class InBackground<Value>: @unchecked Sendable {
         }
     }
 
-    /// The value, or the error `make` threw, once it is done.
-    func get() throws -> Value {
+    /// Returns once `make` is done.
+    func wait() {
         done.wait()
         done.signal() // for the next reader
+    }
+
+    /// The value, or the error `make` threw, once it is done.
+    func get() throws -> Value {
+        wait()
         lock.lock()
         defer { lock.unlock() }
         guard let result else { throw TestFailure("no result was set") }
