@@ -60,6 +60,7 @@ typedef struct hwa_thread {
     bool last_blocked;     // dedup of blocked samples within a busy period
     long last_nr;
     uint64_t last_sp, last_pc;
+    hwa_site not_poll;     // the last restart whose wait channel said it was no poll (nr 0: none)
 } hwa_thread;
 
 struct hwa_session {
@@ -108,13 +109,20 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
     return is_fdset(p->nr) || (t->role == HW_ROLE_MAIN_QUEUE && p->nr == SYS_futex && timed_futex_wait(p));
 }
 
-/// Whether a thread in restart_syscall sleeps in poll's wait, as its wait
-/// channel says (`poll_schedule_timeout` on the kernels seen; a restarted
-/// futex wait shows `futex_*`, a sleep the syscall entry). Read only for a
-/// restart at a site never seen, so at most once per site: the wait is then
-/// learned like any poll. A name without "poll" (another kernel's, or the
-/// thread already gone on) leaves the restart busy, as before.
-static bool restart_sleeps_in_poll(hwa_session *s, const hwa_thread *t) {
+/// Whether a thread in restart_syscall (`p`) sleeps in poll's wait, as its
+/// wait channel says (`poll_schedule_timeout` on the kernels seen; only poll,
+/// timed futex waits and the sleeps restart this way, and the others show
+/// `futex_*` or the syscall entry). Read for a restart at a site never seen:
+/// a poll is then learned like any poll, and a no is remembered, so each
+/// restart is asked about once. The syscall file is read again after the
+/// wait channel: a thread that went on between the two reads (its sleep
+/// over, now in a poll) is not taken for a poll at the sleep's place. A name
+/// without "poll" (another kernel's) leaves the restart busy, as before.
+static bool restart_sleeps_in_poll(hwa_session *s, hwa_thread *t, const hwa_probe *p) {
+    hwa_site here = { p->nr, p->pc, p->sp, p->args[0], 0 };
+    if (t->not_poll.nr == here.nr && t->not_poll.pc == here.pc && t->not_poll.sp == here.sp
+        && t->not_poll.arg0 == here.arg0)
+        return false;
     int fd = hwa_open_task_file(s->cfg.pid, t->tid, "wchan");
     if (fd < 0) return false;
     char name[64];
@@ -122,7 +130,13 @@ static bool restart_sleeps_in_poll(hwa_session *s, const hwa_thread *t) {
     close(fd);
     if (n <= 0) return false;
     name[n] = 0;
-    return strstr(name, "poll") != NULL;
+    hwa_probe again = hwa_probe_fd(t->fd);
+    bool same = again.activity == HWA_BLOCKED && again.nr == p->nr && again.pc == p->pc && again.sp == p->sp
+        && again.args[0] == p->args[0];
+    if (!same) return false; // it moved on: ask at the next tick
+    if (strstr(name, "poll")) return true;
+    t->not_poll = here;
+    return false;
 }
 
 /// The call a `restart_syscall` goes on with. A timed wait (poll, a futex
@@ -141,7 +155,7 @@ static bool restart_sleeps_in_poll(hwa_session *s, const hwa_thread *t) {
 /// thread was stopped and continued before we attached: Ctrl-Z, then `bg`)
 /// is known by the kernel's wait channel (see restart_sleeps_in_poll).
 /// Anything else stays restart_syscall, busy.
-static long restarted_call(hwa_session *s, const hwa_thread *t, const hwa_probe *p) {
+static long restarted_call(hwa_session *s, hwa_thread *t, const hwa_probe *p) {
     if (p->nr != SYS_restart_syscall) return p->nr;
     for (uint32_t i = 0; i < t->site_count; i++) {
         const hwa_site *site = &t->sites[i];
@@ -151,12 +165,12 @@ static long restarted_call(hwa_session *s, const hwa_thread *t, const hwa_probe 
     }
     if (t->role == HW_ROLE_MAIN_QUEUE && p->args[0] >= 4096 && !(p->args[0] & 3) && timed_futex_wait(p))
         return SYS_futex;
-    if (restart_sleeps_in_poll(s, t)) return SYS_poll;
+    if (restart_sleeps_in_poll(s, t, p)) return SYS_poll;
     return p->nr;
 }
 
 /// `probe` as the call it stands for (see restarted_call).
-static hwa_probe continued_call(hwa_session *s, const hwa_thread *t, const hwa_probe *probe) {
+static hwa_probe continued_call(hwa_session *s, hwa_thread *t, const hwa_probe *probe) {
     hwa_probe call = *probe;
     call.nr = restarted_call(s, t, probe);
     return call;

@@ -31,10 +31,12 @@ package struct HangStateAnalysis {
         let fallback = BlockedProfile(samples: samples)
         kind = fallback.kind
         blockedIn = fallback.mainCall
-        if let measured = Self.measure(run.threadStates.cpu[key] ?? []) {
+        if let read = Self.measure(run.threadStates.cpu[key] ?? []) {
+            let complete = Self.ticksComplete(of: key.tid, in: run)
+            let measured = Self.checked(read, ticks: fallback, ticksComplete: complete)
             cpuMs = measured.cpuShare * durationMs
             runnableMs = measured.runqShare.map { $0 * durationMs }
-            kind = Self.kind(measured, ticks: fallback, ticksComplete: Self.ticksComplete(of: key.tid, in: run))
+            kind = Self.kind(measured, ticks: fallback, ticksComplete: complete)
             blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
         }
         guard kind != .cpu, let call = blockedIn else { return }
@@ -76,6 +78,20 @@ package struct HangStateAnalysis {
     /// steal does not, since the thread never left the running state. So a
     /// share that says `mixed` while at least `stealCheckTicks` ticks never
     /// once found the thread asleep is CPU work, part of it stolen.
+    /// The shares with the run-queue time the ticks contradict taken out. A
+    /// thread the ticks found blocked was not waiting for a CPU then, yet
+    /// schedstat once said a thread parked in pthread_join for 300 ms had been
+    /// runnable all along (CI, 2026-12-02; never seen again in 12 runs here),
+    /// which made the wait a `cpu` hang. Runnable time leaves no sample of
+    /// either kind (the task clock stands still, and the watchdog sees state R),
+    /// so the run-queue share can be at most the share of ticks that did not
+    /// find the thread blocked.
+    package static func checked(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> Shares {
+        guard let runq = measured.runqShare, ticksComplete, ticks.ticks >= stealCheckTicks else { return measured }
+        let notBlocked = 1 - Double(ticks.blockedTicks) / Double(ticks.ticks)
+        return Shares(cpuShare: measured.cpuShare, runqShare: min(runq, notBlocked))
+    }
+
     /// `ticksComplete`: every tick of the thread left its sample (see `ticksComplete(of:in:)`).
     package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> HangKind {
         let active = measured.cpuShare + (measured.runqShare ?? 0)

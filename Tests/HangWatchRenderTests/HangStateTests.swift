@@ -46,6 +46,28 @@ import Testing
         #expect(kind(.init(cpuShare: 0.75, runqShare: 0.1), running: 0, blocked: 0) == .cpu)
     }
 
+    /// Run-queue time the ticks contradict is taken out: a thread found blocked at
+    /// every tick was not waiting for a CPU (CI saw a 300 ms pthread_join read as
+    /// 300 ms runnable, a `cpu` hang).
+    @Test func runnableTimeTheTicksContradictIsTakenOut() {
+        func ticks(running: Int, blocked: Int) -> BlockedProfile {
+            BlockedProfile(samples: [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running,
+                                                    truncated: false),
+                                     CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
+                                                    weight: blocked, truncated: false)])
+        }
+        let read = HangStateAnalysis.Shares(cpuShare: 0.001, runqShare: 0.998)
+        let allBlocked = HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 237), ticksComplete: true)
+        #expect(allBlocked.runqShare == 0 && allBlocked.cpuShare == 0.001)
+        #expect(HangStateAnalysis.kind(allBlocked, ticks: ticks(running: 0, blocked: 237), ticksComplete: true) == .blocked)
+        // Runnable time the ticks allow stays: a CPU-bound thread on a crowded machine.
+        let crowded = HangStateAnalysis.Shares(cpuShare: 0.5, runqShare: 0.45)
+        #expect(HangStateAnalysis.checked(crowded, ticks: ticks(running: 150, blocked: 3), ticksComplete: true).runqShare == 0.45)
+        // Incomplete or too few ticks: schedstat stands.
+        #expect(HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 237), ticksComplete: false).runqShare == 0.998)
+        #expect(HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 20), ticksComplete: true).runqShare == 0.998)
+    }
+
     static func hang(blockedIn: String?) -> Hang {
         let owner = CallTreeNode(symbol: "holder_compute", image: "demo", weightMs: 300, selfMs: 300, sampleCount: 300, children: [])
         return Hang(id: 1, thread: ThreadRef(tid: 10, name: "main"), startMs: 100, durationMs: 350, reported: true,

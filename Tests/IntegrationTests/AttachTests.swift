@@ -166,14 +166,18 @@ extension Integration {
         @Test func attachedWhileAPollLoopGoesOnAfterAStopIsNoHang() throws {
             let scratch = try TestPaths.scratch()
             let binary = try SafetyProgram.build("stopped_poll").path
-            let program = try AttachedProgram.start(binary, [], scratch: scratch)
+            // A first wait of 2 s: attach sees the restart however late it starts on a loaded machine.
+            let program = try AttachedProgram.start(binary, ["2000"], scratch: scratch)
             let pid = program.pid
-            usleep(100_000) // in the first 500 ms wait
+            usleep(100_000) // in the first wait
             kill(pid, SIGSTOP)
             usleep(30_000)
             kill(pid, SIGCONT)
-            usleep(5_000)
-            let state = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8)) ?? ""
+            var state = ""
+            for _ in 0..<100 where !state.hasPrefix("219 ") { // until the continued thread is back in its wait
+                usleep(2_000)
+                state = (try? String(contentsOfFile: "/proc/\(pid)/syscall", encoding: .utf8)) ?? ""
+            }
             let attach = try AttachReport.attach(pid, ["--duration", "20s"], scratch: scratch)
             let result = try program.finish()
             // 219: restart_syscall, what the case is about (else the test says nothing).
