@@ -109,6 +109,12 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
     return is_fdset(p->nr) || (t->role == HW_ROLE_MAIN_QUEUE && p->nr == SYS_futex && timed_futex_wait(p));
 }
 
+/// Whether `p` is at `site`'s place: the same pc, sp and first argument (a
+/// restart keeps all three of the call it continues).
+static bool same_place(const hwa_site *site, const hwa_probe *p) {
+    return site->pc == p->pc && site->sp == p->sp && site->arg0 == p->args[0];
+}
+
 /// Whether a thread in restart_syscall (`p`) sleeps in poll's wait, as its
 /// wait channel says (`poll_schedule_timeout` on the kernels seen; only poll,
 /// timed futex waits and the sleeps restart this way, and the others show
@@ -119,10 +125,7 @@ static bool candidate(const hwa_thread *t, const hwa_probe *p) {
 /// over, now in a poll) is not taken for a poll at the sleep's place. A name
 /// without "poll" (another kernel's) leaves the restart busy, as before.
 static bool restart_sleeps_in_poll(hwa_session *s, hwa_thread *t, const hwa_probe *p) {
-    hwa_site here = { p->nr, p->pc, p->sp, p->args[0], 0 };
-    if (t->not_poll.nr == here.nr && t->not_poll.pc == here.pc && t->not_poll.sp == here.sp
-        && t->not_poll.arg0 == here.arg0)
-        return false;
+    if (t->not_poll.nr == p->nr && same_place(&t->not_poll, p)) return false;
     int fd = hwa_open_task_file(s->cfg.pid, t->tid, "wchan");
     if (fd < 0) return false;
     char name[64];
@@ -130,10 +133,10 @@ static bool restart_sleeps_in_poll(hwa_session *s, hwa_thread *t, const hwa_prob
     close(fd);
     if (n <= 0) return false;
     name[n] = 0;
+    hwa_site here = { p->nr, p->pc, p->sp, p->args[0], 0 };
     hwa_probe again = hwa_probe_fd(t->fd);
-    bool same = again.activity == HWA_BLOCKED && again.nr == p->nr && again.pc == p->pc && again.sp == p->sp
-        && again.args[0] == p->args[0];
-    if (!same) return false; // it moved on: ask at the next tick
+    if (again.activity != HWA_BLOCKED || again.nr != p->nr || !same_place(&here, &again))
+        return false; // it moved on: ask at the next tick
     if (strstr(name, "poll")) return true;
     t->not_poll = here;
     return false;
@@ -159,9 +162,7 @@ static long restarted_call(hwa_session *s, hwa_thread *t, const hwa_probe *p) {
     if (p->nr != SYS_restart_syscall) return p->nr;
     for (uint32_t i = 0; i < t->site_count; i++) {
         const hwa_site *site = &t->sites[i];
-        if ((site->nr == SYS_poll || site->nr == SYS_futex) && site->pc == p->pc && site->sp == p->sp
-            && site->arg0 == p->args[0])
-            return site->nr;
+        if ((site->nr == SYS_poll || site->nr == SYS_futex) && same_place(site, p)) return site->nr;
     }
     if (t->role == HW_ROLE_MAIN_QUEUE && p->args[0] >= 4096 && !(p->args[0] & 3) && timed_futex_wait(p))
         return SYS_futex;

@@ -25,16 +25,4 @@ package enum FrameStatistics {
                           p50Ms: percentiles[0], p95Ms: percentiles[1], p99Ms: percentiles[2], maxMs: tally.maxMs,
                           histogram: zip(bounds, tally.histogramCounts).map { HistogramBucket(upToMs: $0, count: $1) })
     }
-
-    /// The statistics of `durationsMs`, frames back to back from time 0, over `intervalMs`.
-    package static func compute(name: String, deadlineMs: Double, durationsMs: [Double], intervalMs: Double) -> FrameStats {
-        var tally = FrameTally(deadlineMs: deadlineMs)
-        var start: UInt64 = 0
-        for ms in durationsMs {
-            let ns = UInt64((ms * 1e6).rounded())
-            tally.add(startNs: start, durationNs: ns)
-            start &+= ns
-        }
-        return compute(name: name, tally: tally, intervalMs: intervalMs)
-    }
 }

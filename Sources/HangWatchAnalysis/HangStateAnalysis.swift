@@ -64,20 +64,14 @@ package struct HangStateAnalysis {
         }
     }
 
-    /// Sampling ticks that must all have found the thread running before a
-    /// `mixed` share is taken for stolen time (see `kind`).
-    static let stealCheckTicks = 50
+    /// Sampling ticks below which the ticks do not check the shares (see `checked` and `kind`).
+    static let minimumTicks = 50
 
-    /// The kind from the measured shares. Runnable time is time the thread
-    /// wanted a CPU: it counts as running. Time the kernel counts neither
-    /// running nor runnable is sleep, or, in a virtual machine, time the
-    /// hypervisor gave the virtual CPU to someone else (steal, which Linux
-    /// takes out of a thread's run time and tells per CPU only: bursts of 40 %
-    /// of a CPU for half a second were seen on the CI's VM). Sleep shows in
-    /// the ticks, which find the thread blocked at about one a millisecond;
-    /// steal does not, since the thread never left the running state. So a
-    /// share that says `mixed` while at least `stealCheckTicks` ticks never
-    /// once found the thread asleep is CPU work, part of it stolen.
+    /// Whether the ticks can check the shares: complete (see `ticksComplete(of:in:)`) and enough of them.
+    static func ticksTell(_ ticks: BlockedProfile, complete: Bool) -> Bool {
+        complete && ticks.ticks >= minimumTicks
+    }
+
     /// The shares with the run-queue time the ticks contradict taken out. A
     /// thread the ticks found blocked was not waiting for a CPU then, yet
     /// schedstat once said a thread parked in pthread_join for 300 ms had been
@@ -87,17 +81,27 @@ package struct HangStateAnalysis {
     /// so the run-queue share can be at most the share of ticks that did not
     /// find the thread blocked.
     package static func checked(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> Shares {
-        guard let runq = measured.runqShare, ticksComplete, ticks.ticks >= stealCheckTicks else { return measured }
+        guard let runq = measured.runqShare, ticksTell(ticks, complete: ticksComplete) else { return measured }
         let notBlocked = 1 - Double(ticks.blockedTicks) / Double(ticks.ticks)
         return Shares(cpuShare: measured.cpuShare, runqShare: min(runq, notBlocked))
     }
 
-    /// `ticksComplete`: every tick of the thread left its sample (see `ticksComplete(of:in:)`).
+    /// The kind from the measured shares. Runnable time is time the thread
+    /// wanted a CPU: it counts as running. Time the kernel counts neither
+    /// running nor runnable is sleep, or, in a virtual machine, time the
+    /// hypervisor gave the virtual CPU to someone else (steal, which Linux
+    /// takes out of a thread's run time and tells per CPU only: bursts of 40 %
+    /// of a CPU for half a second were seen on the CI's VM). Sleep shows in
+    /// the ticks, which find the thread blocked at about one a millisecond;
+    /// steal does not, since the thread never left the running state. So a
+    /// share that says `mixed` while the ticks (complete, at least
+    /// `minimumTicks`) never once found the thread asleep is CPU work, part
+    /// of it stolen.
     package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> HangKind {
         let active = measured.cpuShare + (measured.runqShare ?? 0)
         if active >= cpuShare { return .cpu }
         if active <= blockedShare { return .blocked }
-        return ticksComplete && ticks.blockedTicks == 0 && ticks.ticks >= stealCheckTicks ? .cpu : .mixed
+        return ticksTell(ticks, complete: ticksComplete) && ticks.blockedTicks == 0 ? .cpu : .mixed
     }
 
     /// Whether the ticks can be trusted to show sleep: none of the thread's was

@@ -150,9 +150,9 @@ package struct ReportBuilder {
 
     /// One FrameStats per loop that logged frames, main thread first.
     func frameStats(run: CapturedRun) -> [FrameStats] {
-        guard let deadline = config.frameMs else { return [] }
+        guard config.frameMs != nil else { return [] } // each tally holds the deadline it counted against
         return run.frames.keys.sorted { (abs($0), $0) < (abs($1), $1) }.compactMap { id in
-            guard let tally = run.frames[id], tally.frameCount > 0, tally.deadlineMs == deadline else { return nil }
+            guard let tally = run.frames[id], tally.frameCount > 0 else { return nil }
             let intervalMs = Self.spanMs(from: tally.firstStartNs, to: tally.lastEndNs)
             let name = run.threads[id]?.name ?? "thread \(id)"
             return FrameStatistics.compute(name: name, tally: tally, intervalMs: intervalMs)

@@ -2,10 +2,10 @@
 /// grow with the run: a loop of 1 ms frames must not cost its host a gigabyte
 /// a day. Frame and hitch counts, hitch time, missed deadlines, the longest
 /// frame and the histogram are exact. Percentiles are exact for the first
-/// `exactFrames` frames (18 minutes at 60 Hz, 512 KiB at most); from then on they come
-/// from buckets under 0.8 % of their value wide, so a percentile is within
-/// 0.4 % of the true one, or 1 µs (the shortest and the longest frame stay
-/// exact; a percentile past 78 hours reads as the longest frame).
+/// `exactFrames` frames (18 minutes at 60 Hz, 512 KiB at most); from then on
+/// they come from buckets under 0.8 % of their value wide, so a percentile is
+/// within 0.4 % of the true one, or 1 µs (the shortest and the longest frame
+/// stay exact; a percentile past 78 hours reads as the longest frame).
 public struct FrameTally: Sendable, Equatable {
     /// Frames whose durations are kept one by one before the buckets take over.
     package static let exactFrames = 1 << 16
@@ -27,7 +27,7 @@ public struct FrameTally: Sendable, Equatable {
     public private(set) var maxMs = 0.0
     /// The shortest frame, in ms (0 with no frame).
     public private(set) var minMs = 0.0
-    /// The first frame's start and the last frame's end (CLOCK_MONOTONIC ns).
+    /// The first frame's start (CLOCK_MONOTONIC ns).
     public private(set) var firstStartNs: UInt64 = 0
     /// The last frame's end (CLOCK_MONOTONIC ns).
     public private(set) var lastEndNs: UInt64 = 0
@@ -119,8 +119,8 @@ public struct FrameTally: Sendable, Equatable {
     // Each power of two of nanoseconds from 2^10 (1 µs) to 2^48 (78 hours) is
     // cut into 128 equal buckets, indexed from the duration's leading bits with
     // no logarithm (a frame's cost stays a few ns): a bucket's midpoint is
-    // within 1/256 (0.4 %) of any value in it. Bucket 0 holds frames under 1 µs, the
-    // last one frames of 78 hours or more; 4,866 buckets, 38 KiB.
+    // within 1/256 (0.4 %) of any value in it. Bucket 0 holds frames under
+    // 1 µs, the last one frames of 78 hours or more; 4,866 buckets, 38 KiB.
     private static let subBucketBits = 7
     private static let firstOctave = 10, lastOctave = 47
     private static let bucketCount = (lastOctave - firstOctave + 1) << subBucketBits + 2

@@ -1,4 +1,5 @@
 import HangWatchAnalysis
+import HangWatchCapture
 import HangWatchModel
 import HangWatchTestSupport
 import Testing
@@ -36,5 +37,19 @@ import Testing
         #expect(stats.hitchCount == 0)
         #expect(stats.missedFrames == 0)
         #expect(stats.band == "good")
+    }
+}
+
+extension FrameStatistics {
+    /// The statistics of `durationsMs`, frames back to back from time 0, over `intervalMs`.
+    static func compute(name: String, deadlineMs: Double, durationsMs: [Double], intervalMs: Double) -> FrameStats {
+        var tally = FrameTally(deadlineMs: deadlineMs)
+        var start: UInt64 = 0
+        for ms in durationsMs {
+            let ns = UInt64((ms * 1e6).rounded())
+            tally.add(startNs: start, durationNs: ns)
+            start &+= ns
+        }
+        return compute(name: name, tally: tally, intervalMs: intervalMs)
     }
 }

@@ -25,12 +25,17 @@ import Testing
 
     /// Time neither running nor runnable while no tick found the thread asleep is
     /// stolen time (the CI's VM lends its CPUs out): the hang is CPU work.
+    /// Ticks of a hang: `running` of them found the thread running, `blocked` found it in futex.
+    static func ticks(running: Int, blocked: Int) -> BlockedProfile {
+        BlockedProfile(samples: [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running,
+                                                truncated: false)]
+            + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
+                                                   weight: blocked, truncated: false)]))
+    }
+
     @Test func stolenTimeIsNotSleep() {
         func kind(_ shares: HangStateAnalysis.Shares, running: Int, blocked: Int, complete: Bool = true) -> HangKind {
-            let samples = [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running, truncated: false)]
-                + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
-                                                       weight: blocked, truncated: false)])
-            return HangStateAnalysis.kind(shares, ticks: BlockedProfile(samples: samples), ticksComplete: complete)
+            HangStateAnalysis.kind(shares, ticks: Self.ticks(running: running, blocked: blocked), ticksComplete: complete)
         }
         let shares = HangStateAnalysis.Shares(cpuShare: 0.65, runqShare: 0.05)
         #expect(kind(shares, running: 200, blocked: 0) == .cpu)
@@ -50,22 +55,19 @@ import Testing
     /// every tick was not waiting for a CPU (CI saw a 300 ms pthread_join read as
     /// 300 ms runnable, a `cpu` hang).
     @Test func runnableTimeTheTicksContradictIsTakenOut() {
-        func ticks(running: Int, blocked: Int) -> BlockedProfile {
-            BlockedProfile(samples: [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running,
-                                                    truncated: false),
-                                     CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
-                                                    weight: blocked, truncated: false)])
-        }
         let read = HangStateAnalysis.Shares(cpuShare: 0.001, runqShare: 0.998)
-        let allBlocked = HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 237), ticksComplete: true)
+        let parked = Self.ticks(running: 0, blocked: 237)
+        let allBlocked = HangStateAnalysis.checked(read, ticks: parked, ticksComplete: true)
         #expect(allBlocked.runqShare == 0 && allBlocked.cpuShare == 0.001)
-        #expect(HangStateAnalysis.kind(allBlocked, ticks: ticks(running: 0, blocked: 237), ticksComplete: true) == .blocked)
+        #expect(HangStateAnalysis.kind(allBlocked, ticks: parked, ticksComplete: true) == .blocked)
         // Runnable time the ticks allow stays: a CPU-bound thread on a crowded machine.
         let crowded = HangStateAnalysis.Shares(cpuShare: 0.5, runqShare: 0.45)
-        #expect(HangStateAnalysis.checked(crowded, ticks: ticks(running: 150, blocked: 3), ticksComplete: true).runqShare == 0.45)
+        let busy = Self.ticks(running: 150, blocked: 3)
+        #expect(HangStateAnalysis.checked(crowded, ticks: busy, ticksComplete: true).runqShare == 0.45)
         // Incomplete or too few ticks: schedstat stands.
-        #expect(HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 237), ticksComplete: false).runqShare == 0.998)
-        #expect(HangStateAnalysis.checked(read, ticks: ticks(running: 0, blocked: 20), ticksComplete: true).runqShare == 0.998)
+        #expect(HangStateAnalysis.checked(read, ticks: parked, ticksComplete: false).runqShare == 0.998)
+        let few = Self.ticks(running: 0, blocked: 20)
+        #expect(HangStateAnalysis.checked(read, ticks: few, ticksComplete: true).runqShare == 0.998)
     }
 
     static func hang(blockedIn: String?) -> Hang {
