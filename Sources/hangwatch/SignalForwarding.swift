@@ -16,6 +16,12 @@ nonisolated(unsafe) private var pendingSignal: Int32 = 0
 /// which a SIGTERM kills hangwatch alone and leaves the program unwatched and
 /// without a report. The program itself starts with default handlers: exec
 /// resets caught signals.
+///
+/// A signal hangwatch was started with ignored stays ignored, in hangwatch and
+/// so in the program: `nohup`, and a non-interactive shell's `&` (SIGINT and
+/// SIGQUIT), hand the program an ignored signal that it keeps across exec. A
+/// handler here would have reset it to the default and let a hang-up kill a
+/// program that survives it when run plain.
 enum SignalForwarding {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
@@ -29,6 +35,8 @@ enum SignalForwarding {
         sigemptyset(&forwardedSet)
         for sig in forwarded { sigaddset(&forwardedSet, sig) }
         for sig in forwarded {
+            var inherited = sigaction()
+            if sigaction(sig, nil, &inherited) == 0 && isIgnored(inherited) { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { sig, info, _ in
                 // SIGNAL-SAFE: reads and writes plain globals, calls kill(2).
@@ -44,6 +52,13 @@ enum SignalForwarding {
         var original = sigset_t()
         pthread_sigmask(SIG_UNBLOCK, &forwardedSet, &original)
         return original
+    }
+
+    /// Whether a disposition is SIG_IGN. Swift imports SIG_IGN as a function
+    /// pointer it will not compare, so the handler's address is compared with 1.
+    private static func isIgnored(_ action: sigaction) -> Bool {
+        guard let handler = action.__sigaction_handler.sa_handler else { return false }
+        return unsafeBitCast(handler, to: Int.self) == 1
     }
 
     /// From now on signals go to `pid`; one that came while it was starting is sent now.

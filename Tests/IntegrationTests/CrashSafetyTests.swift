@@ -134,6 +134,36 @@ extension Integration {
             #expect(masks(watched.stdout) == masks(plain.stdout), "plain \(plain.stdout) watched \(watched.stdout)")
         }
 
+        /// `nohup hangwatch run -- server`, or `hangwatch run -- job &` in a script:
+        /// the signals hangwatch forwards arrive ignored, and the program must
+        /// get them ignored too. Plain, a shell that ignored them on entry survives
+        /// sending them to itself; it must under hangwatch as well (a handler in
+        /// hangwatch used to reset them to the default: exit status 129).
+        @Test func signalsIgnoredByTheParentStayIgnoredInTheProgram() throws {
+            let python = try #require(Validators.python3)
+            let launcher = "import os, signal, sys\n"
+                + "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM): signal.signal(s, signal.SIG_IGN)\n"
+                + "os.execv(sys.argv[1], sys.argv[1:])\n"
+            let script = "grep '^SigIgn' /proc/self/status; for s in HUP INT QUIT TERM; do kill -$s $$; done; echo survived"
+            let scratch = try TestPaths.scratch()
+            let plain = try ProcessRunner.run(python, ["-c", launcher, "/bin/sh", "-c", script])
+            let watched = try ProcessRunner.run(python, ["-c", launcher, TestPaths.hangwatch, "run",
+                                                         "-o", scratch.appendingPathComponent("r.txt").path,
+                                                         "--", "/bin/sh", "-c", script])
+            #expect(plain.status == 0 && plain.stdout.hasSuffix("survived\n"), "plain: \(plain.status) \(plain.stdout)")
+            #expect(watched.status == plain.status, "watched: \(watched.status) \(watched.stderr)")
+            #expect(watched.stdout.hasSuffix("survived\n"), "watched: \(watched.stdout)")
+            // The four signals (bits 0, 1, 2 and 14), as the plain run has them; glibc's 32 and 33 aside.
+            func ignored(_ text: String) -> UInt64? {
+                text.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+                    .flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+                    .map { $0 & ~UInt64(0x1_8000_0000) }
+            }
+            let plainIgnored = try #require(ignored(plain.stdout))
+            #expect(plainIgnored & 0x4007 == 0x4007)
+            #expect(ignored(watched.stdout) == plainIgnored, "plain \(plain.stdout) watched \(watched.stdout)")
+        }
+
         /// Runs hangwatch as a terminal would start it: no signal blocked, SIGINT and
         /// SIGTERM at their defaults. (The test runner blocks them, and a program
         /// inherits its parent's mask, which hangwatch passes on unchanged.) The
