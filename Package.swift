@@ -42,6 +42,7 @@ let package = Package(
         // calls answered without a system call (see unwind_mask.c).
         .target(
             name: "CHangWatchCLISupport",
+            dependencies: ["CHangWatchEngine"],
             path: "CSupport/cli",
             cSettings: [.define("_GNU_SOURCE")]
         ),

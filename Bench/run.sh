@@ -202,7 +202,7 @@ RESULT[b_cli]=$(calc "$B_CLI / $B_WALL * 100")
 printf '  extra CPU of the program: %s ms over %s s = %s%% of one core (ratio hangwatch/plain CPU: %sx)\n' \
     "$(fmt 3 "$(calc "($B_HW - $B_PLAIN) / 1e6")")" "$(fmt 2 "$(calc "$B_WALL / 1e9")")" "$(fmt 3 "${RESULT[b]}")" \
     "$(fmt 1 "$(calc "$B_HW / $B_PLAIN")")"
-printf '  (not in the target: the hangwatch CLI process - start-up, drains every 50 ms, report - used %s%% of one core)\n' "$(fmt 3 "${RESULT[b_cli]}")"
+printf '  (not in the target: the hangwatch CLI process - start-up, its idle drain once a second, report - used %s%% of one core)\n' "$(fmt 3 "${RESULT[b_cli]}")"
 # The watchdog's wakeups, counted: the kernel's context switches of the program's other threads
 # (the watchdog is the only one), read by idle_loop at exit.
 B_WAKEUPS=$(field "$TMP/b_hw.txt" other_switches | median)

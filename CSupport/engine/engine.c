@@ -32,6 +32,8 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
     hw_owner_claim();
     if (hw_slots_init() != 0) return -1;
     hw_g.generation = __atomic_add_fetch(&log->generation, 1, __ATOMIC_ACQ_REL);
+    // An image exec replaced may have left sessions counted: its threads are gone.
+    if (hw_owned()) hw_log_sampling_reset(log);
     log_session();
     hw_modules_record(log, hw_g.generation);
     if (hw_signal_install() != 0) return -1;

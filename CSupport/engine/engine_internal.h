@@ -66,6 +66,7 @@ typedef struct hw_session {
     uint32_t repeat_extra;     // ticks beyond one since the previous tick (set by the watchdog)
     pid_t os_tid;              // thread the session samples
     bool signal_blocked;       // the thread blocks SIGPROF: no signals this session
+    bool counted;              // counted in the log's sampling_sessions (the reader stays awake)
     hw_perf_ring perf;         // the kernel's sampler for this session; not mapped: signals
     uint64_t perf_until_ns;    // kernel samples after this are not the session's (0: no limit yet)
 } hw_session;

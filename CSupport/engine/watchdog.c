@@ -37,6 +37,9 @@ static void session_start(hw_slot *slot, uint64_t seq, uint32_t life) {
     ses->active = true;
     ses->life = life;
     ses->busy_seq = seq;
+    // The reader wakes now, not at its next idle timeout: samples follow.
+    ses->counted = hw_g.log && hw_owned();
+    if (ses->counted) hw_log_sampling_begins(hw_g.log);
     ses->os_tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
     hw_proc_session_open(ses, ses->os_tid);
     hw_cpu_session_start(slot); // the first CPU reading of the window the hang's kind is measured over
@@ -59,6 +62,7 @@ static void session_end(hw_slot *slot) {
     hw_lock_session_end(slot);
     hw_perf_session_close(slot);
     hw_proc_session_close(ses);
+    if (ses->counted && hw_g.log) hw_log_sampling_ends(hw_g.log);
     uint32_t answered = hw_signal_hits(slot) - ses->hits_at_start;
     // Some signals always coalesce with a still-pending one when the thread was
     // preempted; a quarter unanswered means it is not getting them (stopped,

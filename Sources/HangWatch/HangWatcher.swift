@@ -120,11 +120,26 @@ public final class HangWatcher: Sendable {
         let thread = Thread { [self] in
             while true {
                 deliver(drainAndTakeEvents())
+                if parked() { continue }
                 usleep(50_000) // the 32 MiB ring holds seconds of samples; waking less keeps idle cost down
             }
         }
         thread.name = "hangwatch-reader"
         thread.start()
+    }
+
+    /// While the engine samples no thread and no hang event is pending, the
+    /// reader sleeps until sampling starts (at most a second, or a tenth of
+    /// the event file's rotation interval) instead of waking every 50 ms.
+    /// Returns false, at once, when it may not.
+    @inline(never)
+    private func parked() -> Bool {
+        let (pending, rotationNs) = state.withLock { s in
+            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs)
+        }
+        if pending { return false }
+        let idleNs = min(SampleLog.idleParkNs, rotationNs.map { $0 / 10 } ?? .max)
+        return log.sampleLog.parkReader(stop: nil, timeoutNs: idleNs)
     }
 
     /// Reads everything the engine logged so far (any thread may call it).

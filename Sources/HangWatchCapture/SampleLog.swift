@@ -59,6 +59,18 @@ package final class SampleLog {
         if path != nil { hw_log_release_consumed(header, &releasedPosition) }
     }
 
+    /// How long a parked reader sleeps at most (`parkReader`): frame batches,
+    /// thread and module records wait up to this long while nothing is sampled.
+    package static let idleParkNs: UInt64 = 1_000_000_000
+
+    /// Sleeps until the engine starts sampling a thread, `stop` is set (and the
+    /// log's reader woken), or `timeoutNs` passes. Returns false at once, without
+    /// sleeping, while a thread is being sampled: then the caller drains at its
+    /// usual interval. See `reader_park.c`.
+    package func parkReader(stop: UnsafePointer<UInt32>?, timeoutNs: UInt64) -> Bool {
+        hw_log_reader_park(header, stop, timeoutNs) >= 0
+    }
+
     /// Ring position up to which this process's page mappings were dropped.
     private var releasedPosition: UInt64 = 0
 

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import CHangWatchCLISupport
+import HangWatchCapture
 
 /// How the program ended, and what it used.
 struct WaitStatus {
@@ -26,22 +27,41 @@ enum ChildWatcher {
     /// Between drains it sleeps in poll() on a pidfd of the child, so an exit
     /// is seen at once, not up to an interval later; without pidfd_open
     /// (kernels before 5.3) it sleeps the interval. Each wake-up costs this
-    /// process some 20-40 µs on a 2-vCPU VM, which at 1 kHz sampling is the
+    /// process some 20-80 µs on a 2-vCPU VM, which at 1 kHz sampling is the
     /// larger part of its cost per sample: callers wake often only when
     /// somebody waits for live events.
-    static func waitWhileDraining(pid: pid_t, intervalMs: Int32, drain: () -> Void) -> WaitStatus {
+    ///
+    /// With `parking`, while the engine samples no thread and `drain` says
+    /// nothing is pending (it returns true), it sleeps on the log instead,
+    /// until the engine starts sampling, the child exits (a thread watching
+    /// the pidfd wakes it) or `idleNs` passes: an idle program costs one
+    /// wake-up a second, not twenty.
+    static func waitWhileDraining(pid: pid_t, intervalMs: Int32, parking log: SampleLog?, idleNs: UInt64,
+                                  drain: () -> Bool) -> WaitStatus {
         var status: Int32 = 0
         var usage = rusage()
         let exitFd = hw_cli_pidfd_open(pid)
-        defer { if exitFd >= 0 { close(exitFd) } }
+        let exitWatch = log.flatMap { hw_cli_exit_watch_start(exitFd, $0.header) }
+        var reaped = false
+        defer {
+            // The watch's thread returns once the child has exited; if it was not
+            // reaped here (wait4 failed), the thread and its descriptor are left be.
+            if reaped {
+                hw_cli_exit_watch_finish(exitWatch)
+                if exitFd >= 0 { close(exitFd) }
+            }
+        }
         // Readable once the child has exited; a child another process traces is reaped by
         // that tracer first, and until then wait4 finds nothing: sleep, not spin, meanwhile.
         var exitSeen = false
         while true {
-            drain()
+            let mayPark = drain()
             let rc = wait4(pid, &status, WNOHANG, &usage)
-            if rc == pid { break }
+            if rc == pid { reaped = true; break }
             if rc < 0 && errno != EINTR { return WaitStatus(exitCode: nil, signal: nil) }
+            if mayPark, let log, let exitWatch, log.parkReader(stop: hw_cli_exit_watch_flag(exitWatch), timeoutNs: idleNs) {
+                continue
+            }
             if exitFd >= 0 && !exitSeen {
                 var exited = pollfd(fd: exitFd, events: Int16(POLLIN), revents: 0)
                 exitSeen = poll(&exited, 1, intervalMs) == 1

@@ -98,12 +98,16 @@ enum RunCommand {
         }
         // A drain every 50 ms leaves the 64 MiB log far from full at 1 kHz; live
         // events are due 50 ms after a hang ends, so with them it is every 10 ms.
-        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: live == nil ? 50 : 10) {
+        // While no thread is sampled and no event is pending, the reader sleeps
+        // until sampling starts, at most a second (a tenth of a rotation interval).
+        let idleNs = min(SampleLog.idleParkNs, (options.rotation?.intervalNs).map { $0 / 10 } ?? .max)
+        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: live == nil ? 50 : 10, parking: log,
+                                                        idleNs: idleNs) {
             collector.drain(log, writerGone: false)
-            if let live {
-                let now = SystemClock.monotonicNs()
-                tell(live.events(from: collector, nowNs: now), live: live, nowNs: now)
-            }
+            guard let live else { return true }
+            let now = SystemClock.monotonicNs()
+            tell(live.events(from: collector, nowNs: now), live: live, nowNs: now)
+            return !live.hasUntoldHangs
         }
         collector.stopWatchingModules() // reaped: the pid is free for reuse
         let endNs = SystemClock.monotonicNs()

@@ -4,10 +4,11 @@ import Testing
 
 extension Integration {
     /// How often the hangwatch process wakes while it waits for the program:
-    /// each wake-up costs it 20-40 µs on a 2-vCPU VM, which at 1 kHz sampling
-    /// was most of its cost per sample. It drains every 50 ms unless live events
-    /// are asked for (the exit itself wakes it at once, through a pidfd:
-    /// BENCHMARKS.md, row (e)).
+    /// each wake-up costs it 20-80 µs on a 2-vCPU VM. While the engine samples
+    /// no thread it sleeps on the log (at most a second at a time), and the
+    /// watchdog wakes it when it starts sampling one; then it drains every
+    /// 50 ms (every 10 ms with live events). The exit wakes it at once,
+    /// through a thread watching a pidfd (BENCHMARKS.md, row (e)).
     @Suite struct ReaderWakeups {
         /// voluntary + involuntary context switches of process `pid` (its main thread), or nil once it is gone.
         static func switches(_ pid: Int32) -> Int? {
@@ -17,14 +18,21 @@ extension Integration {
             return counts.count == 2 ? counts.reduce(0, +) : nil
         }
 
-        @Test func drainsEveryFiftyMillisecondsWithoutLiveEvents() throws {
+        /// CPU time of process `pid`'s main thread in ns (schedstat), or nil once it is gone.
+        static func cpuNs(_ pid: Int32) -> UInt64? {
+            guard let text = try? String(contentsOfFile: "/proc/\(pid)/schedstat", encoding: .utf8) else { return nil }
+            return text.split(separator: " ").first.flatMap { UInt64($0) }
+        }
+
+        @Test func sleepsWhileTheProgramIdles() throws {
             let scratch = try TestPaths.scratch()
             let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
             let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop")
             let stamps = scratch.appendingPathComponent("stamps.txt").path
             var wakes: Int?
-            let run = try HangwatchRun.run(program, ["--ms", "2500", "--out", stamps], measure: false, timeout: 60,
-                                           scratch: scratch) { process in
+            // A loop woken by a 10 ms timer: it keeps the watchdog polling, not the reader.
+            let run = try HangwatchRun.run(program, ["--ms", "2500", "--tick-ms", "10", "--out", stamps], measure: false,
+                                           timeout: 60, scratch: scratch) { process in
                 let pid = process.processIdentifier
                 usleep(700_000) // start-up is over
                 guard let first = Self.switches(pid) else { return }
@@ -33,9 +41,60 @@ extension Integration {
                 while process.isRunning { usleep(20_000) }
             }
             #expect(run.result.status == 0)
-            // 20 drains in that second; the 10 ms poll it replaces woke 100 times.
+            #expect(run.report.hangs.isEmpty)
+            // One wake-up a second (the idle timeout); a drain every 50 ms made 20, the 10 ms poll before it 100.
             let counted = try #require(wakes)
-            #expect(counted >= 15 && counted <= 40, "the hangwatch process woke \(counted) times in 1 s")
+            #expect(counted <= 3, "the hangwatch process woke \(counted) times in 1 s")
+        }
+
+        /// The program idles 1.5 s (the reader parks), then hangs for about a
+        /// second. The reader must be draining within a few tens of ms of the
+        /// hang's start, not at its next idle timeout up to a second later.
+        @Test func theStartOfSamplingWakesTheReader() throws {
+            let scratch = try TestPaths.scratch()
+            let source = TestPaths.packageRoot.appendingPathComponent("Bench/delayed_hang.c").path
+            let program = try ProcessRunner.compileC(source, into: scratch, name: "delayed_hang")
+            let calibrated = try ProcessRunner.run(program, ["--calibrate", "1000"])
+            let iters = try #require(UInt64(calibrated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let pidFile = scratch.appendingPathComponent("pid").path
+            var idleWakes: Int?, hangWakes: Int?
+            let run = try HangwatchRun.run(program, ["--iters", "\(iters)", "--wait-ms", "1500", "--pid-file", pidFile],
+                                           measure: false, timeout: 60, scratch: scratch) { process in
+                let reader = process.processIdentifier
+                let deadline = Date().addingTimeInterval(20)
+                var target: Int32?
+                while target == nil && Date() < deadline {
+                    target = (try? String(contentsOfFile: pidFile, encoding: .utf8))
+                        .flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+                    usleep(5_000)
+                }
+                guard let target else { return }
+                usleep(500_000)
+                if let first = Self.switches(reader) {
+                    usleep(700_000) // 0.5-1.2 s in: before the hang at 1.5 s
+                    idleWakes = Self.switches(reader).map { $0 - first }
+                }
+                // The hang has begun when the program's CPU time grows 3 ms within 5 ms.
+                var previous = Self.cpuNs(target) ?? 0
+                while Date() < deadline, let now = Self.cpuNs(target) {
+                    if now - previous >= 3_000_000 { break }
+                    previous = now
+                    usleep(5_000)
+                }
+                guard let atStart = Self.switches(reader) else { return }
+                usleep(300_000)
+                hangWakes = Self.switches(reader).map { $0 - atStart }
+                while process.isRunning { usleep(20_000) }
+            }
+            #expect(run.result.status == 0)
+            let hang = try #require(run.report.hangs.first)
+            #expect(run.report.hangs.count == 1 && hang.durationMs >= 700 && hang.sampleCount >= Int(hang.durationMs * 0.7),
+                    "\(run.report.hangs.map { ($0.durationMs, $0.sampleCount) })")
+            let idle = try #require(idleWakes), during = try #require(hangWakes)
+            #expect(idle <= 2, "the hangwatch process woke \(idle) times in 0.7 s of idling")
+            // About 6 drains in the hang's first 300 ms; a reader left asleep until its
+            // idle timeout would make 4 or more only if that timeout fell in the first 100 ms.
+            #expect(during >= 4, "the hangwatch process woke \(during) times in the hang's first 300 ms")
         }
     }
 }

@@ -16,6 +16,18 @@ void hw_cli_unwind_mask_shortcut_install(void);
 /// has exited (child_exit.c). -1 with errno set where the kernel lacks it.
 int hw_cli_pidfd_open(int pid);
 
+#include "hangwatch_log.h"
+
+/// A thread that waits for a child's exit and then wakes the log's parked
+/// reader (exit_watch.c).
+typedef struct hw_cli_exit_watch hw_cli_exit_watch;
+/// Starts watching `pidfd` (a pidfd_open descriptor). NULL when it cannot.
+hw_cli_exit_watch *hw_cli_exit_watch_start(int pidfd, hw_log_header *log);
+/// Set once the child has exited: the `stop` word of hw_log_reader_park.
+const uint32_t *hw_cli_exit_watch_flag(const hw_cli_exit_watch *w);
+/// Joins the thread (call after the child has exited) and frees the watch.
+void hw_cli_exit_watch_finish(hw_cli_exit_watch *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -58,6 +58,24 @@ uint64_t hw_log_dropped_kind(const hw_log_header *log, uint32_t kind);
 /// it on an anonymous (in-process) log. Updates `*released`.
 void hw_log_release_consumed(hw_log_header *log, uint64_t *released);
 
+// ---- reader parking (reader_park.c) ------------------------------------------
+
+/// Watchdog: a sampling session begins; wakes a parked reader.
+void hw_log_sampling_begins(hw_log_header *log);
+/// Watchdog: a sampling session begun with hw_log_sampling_begins ends.
+void hw_log_sampling_ends(hw_log_header *log);
+/// Engine start in a new process image: the sessions of the image exec
+/// replaced ended with its threads.
+void hw_log_sampling_reset(hw_log_header *log);
+/// Reader: sleeps until the watchdog starts sampling a thread, `*stop`
+/// (optional) is set and hw_log_reader_wake called, or `timeout_ns` passes.
+/// Refused at once, without sleeping, while a thread is being sampled or
+/// `*stop` is set. Returns 1 when woken, 0 when the time ran out (or a signal
+/// ended the wait), -1 when refused.
+int hw_log_reader_park(hw_log_header *log, const uint32_t *stop, uint64_t timeout_ns);
+/// Ends the reader's park now (any thread or process mapping the log).
+void hw_log_reader_wake(hw_log_header *log);
+
 // ---- engine (engine.c) ------------------------------------------------------
 
 typedef struct hw_config {

@@ -65,7 +65,7 @@
 #include <stddef.h>
 
 #define HW_LOG_MAGIC 0x314c5748434e4148ULL /* "HANGWHL1" little-endian */
-#define HW_LOG_VERSION 2u
+#define HW_LOG_VERSION 3u
 
 /// Register numbering follows libunwind's x86_64 numbering (UNW_X86_64_*).
 enum {
@@ -126,6 +126,10 @@ typedef struct hw_log_header {
     uint64_t reader_scan_end;     // write_pos at the last forward scan (scan again only when it moved)
     uint32_t reader_wait_generation;
     uint32_t reader_reserved;
+    // Reader parking (reader_park.c): the reader sleeps while no thread is
+    // being sampled, and the watchdog wakes it when it starts sampling one.
+    uint32_t reader_parked;     // futex word: 1 while the reader sleeps (either side clears it)
+    uint32_t sampling_sessions; // atomic: threads the watchdog samples now (the reader stays awake while any)
 } hw_log_header;
 
 /// Bytes at the end of free space that samples may not take (control records may).

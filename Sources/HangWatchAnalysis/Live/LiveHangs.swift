@@ -56,6 +56,10 @@ package final class LiveHangs {
         collector.tracksUpdates = true
     }
 
+    /// Whether a hang is still to be told as ended (it runs, or has not
+    /// settled): its reader must keep draining at its usual interval.
+    package var hasUntoldHangs: Bool { !open.isEmpty }
+
     /// The events due now, oldest hang first.
     package func events(from collector: CaptureCollector, nowNs: UInt64) -> [HangEvent] {
         events(from: collector, nowNs: nowNs, final: false)

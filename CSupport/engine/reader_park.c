@@ -1,0 +1,60 @@
+// Reader parking. A reader that drains the log every 50 ms whatever happens
+// wakes 20 times a second in a program that never hangs; each wake-up costs
+// a 2-vCPU VM 40-80 µs. Records that need reading soon come only while the
+// watchdog samples a thread (a busy period past arm_ns: samples, then the
+// hang's start), so the reader sleeps on a futex in the log header while no
+// thread is being sampled, and the watchdog wakes it when it starts one.
+// Everything else in the log (frame batches, thread and module records)
+// waits for the reader's idle timeout.
+//
+// Lost wake-ups are ruled out Dekker-style, both sides sequentially
+// consistent: the reader publishes reader_parked = 1, then reads
+// sampling_sessions; the watchdog publishes the session, then swaps
+// reader_parked to 0. Either the reader sees the session and does not sleep,
+// or the watchdog sees the park and wakes it (a wake that lands before the
+// reader's FUTEX_WAIT makes the wait return at once: the word is no longer 1).
+//
+// The futex is a shared one (no FUTEX_PRIVATE_FLAG): the watchdog runs in the
+// target and the reader in the hangwatch process, both mapping the log file.
+// The in-process library's anonymous log works the same way.
+#include "engine_internal.h"
+
+#include <limits.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+void hw_log_sampling_begins(hw_log_header *log) {
+    __atomic_add_fetch(&log->sampling_sessions, 1, __ATOMIC_SEQ_CST);
+    hw_log_reader_wake(log);
+}
+
+void hw_log_sampling_ends(hw_log_header *log) {
+    // Never below zero: a reset (exec) may have come between begin and end.
+    uint32_t n = __atomic_load_n(&log->sampling_sessions, __ATOMIC_RELAXED);
+    while (n > 0 && !__atomic_compare_exchange_n(&log->sampling_sessions, &n, n - 1, false,
+                                                 __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {}
+}
+
+void hw_log_sampling_reset(hw_log_header *log) {
+    __atomic_store_n(&log->sampling_sessions, 0, __ATOMIC_SEQ_CST);
+}
+
+void hw_log_reader_wake(hw_log_header *log) {
+    if (__atomic_exchange_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &log->reader_parked, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
+int hw_log_reader_park(hw_log_header *log, const uint32_t *stop, uint64_t timeout_ns) {
+    __atomic_store_n(&log->reader_parked, 1, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&log->sampling_sessions, __ATOMIC_SEQ_CST) != 0
+        || (stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST))) {
+        __atomic_store_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST);
+        return -1;
+    }
+    struct timespec timeout = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
+    syscall(SYS_futex, &log->reader_parked, FUTEX_WAIT, 1, &timeout, NULL, 0);
+    // A wake took the word to 0; a timeout (or a signal) left it at 1.
+    return __atomic_exchange_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST) ? 0 : 1;
+}

@@ -1,0 +1,100 @@
+import CHangWatchEngine
+import Foundation
+import HangWatchCapture
+import Synchronization
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The reader's park on the log (reader_park.c): it sleeps while no thread is
+/// sampled, and neither the start of a session nor a stop is ever slept
+/// through, whichever side comes first.
+@Suite struct ReaderParkTests {
+    private static func monotonicNs() -> UInt64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+    }
+
+    /// Parks on another thread; returns its result and how long it slept.
+    private static func park(_ log: SampleLog, stop: UnsafePointer<UInt32>? = nil, timeoutNs: UInt64,
+                             meanwhile: () -> Void) -> (result: Int32, sleptNs: UInt64) {
+        let outcome = Mutex<(Int32, UInt64)?>(nil)
+        nonisolated(unsafe) let header = log.header
+        nonisolated(unsafe) let stopWord = stop
+        let thread = Thread {
+            let start = monotonicNs()
+            let result = hw_log_reader_park(header, stopWord, timeoutNs)
+            outcome.withLock { $0 = (result, monotonicNs() - start) }
+        }
+        thread.start()
+        meanwhile()
+        while outcome.withLock({ $0 == nil }) { usleep(1_000) }
+        return outcome.withLock { $0! }
+    }
+
+    @Test func sleepsToItsTimeoutWhileNothingIsSampled() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        let (result, slept) = Self.park(log, timeoutNs: 150_000_000) {}
+        #expect(result == 0)
+        #expect(slept >= 140_000_000 && slept < 2_000_000_000, "slept \(slept) ns")
+        #expect(log.header.pointee.reader_parked == 0)
+    }
+
+    @Test func theStartOfASessionWakesIt() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        let (result, slept) = Self.park(log, timeoutNs: 30_000_000_000) {
+            usleep(100_000)
+            hw_log_sampling_begins(log.header)
+        }
+        #expect(result == 1)
+        #expect(slept < 5_000_000_000, "slept \(slept) ns")
+        // While the session lasts a park is refused at once; after it, allowed again.
+        #expect(hw_log_reader_park(log.header, nil, 30_000_000_000) == -1)
+        hw_log_sampling_ends(log.header)
+        #expect(log.header.pointee.sampling_sessions == 0)
+        #expect(hw_log_reader_park(log.header, nil, 1_000_000) == 0)
+        // An end without a begin (a reset by exec came between) never goes below zero.
+        hw_log_sampling_ends(log.header)
+        #expect(log.header.pointee.sampling_sessions == 0)
+    }
+
+    @Test func aStopSetBeforeOrDuringTheParkEndsIt() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        let stop = UnsafeMutablePointer<UInt32>.allocate(capacity: 1)
+        defer { stop.deallocate() }
+        stop.pointee = 0
+        let (result, slept) = Self.park(log, stop: stop, timeoutNs: 30_000_000_000) {
+            usleep(100_000)
+            stop.pointee = 1 // the wake's atomic exchange orders it before the wake, as in exit_watch.c
+            hw_log_reader_wake(log.header)
+        }
+        #expect(result == 1)
+        #expect(slept < 5_000_000_000, "slept \(slept) ns")
+        #expect(hw_log_reader_park(log.header, stop, 30_000_000_000) == -1) // already set: no sleep at all
+    }
+
+    /// The race itself: a session that starts at any moment around the park,
+    /// before, during or after the reader announces it. A lost wake-up sleeps
+    /// the whole 3 s timeout (the first one ends the test); 300 rounds take
+    /// well under a second when none is lost.
+    @Test func noSessionStartIsSleptThrough() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        var slowest: UInt64 = 0
+        for round in 0..<300 {
+            let (result, slept) = Self.park(log, timeoutNs: 3_000_000_000) {
+                // From "before the park began" to "well into it".
+                if round % 3 != 0 { usleep(UInt32(round % 7) * 150) }
+                hw_log_sampling_begins(log.header)
+            }
+            hw_log_sampling_ends(log.header)
+            slowest = max(slowest, slept)
+            guard result != 0 else {
+                Issue.record("round \(round): the park slept to its timeout through a session's start")
+                return
+            }
+        }
+        #expect(slowest < 2_000_000_000, "the slowest wake took \(slowest) ns")
+    }
+}
