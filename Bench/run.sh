@@ -203,6 +203,22 @@ printf '  extra CPU of the program: %s ms over %s s = %s%% of one core (ratio ha
     "$(fmt 3 "$(calc "($B_HW - $B_PLAIN) / 1e6")")" "$(fmt 2 "$(calc "$B_WALL / 1e9")")" "$(fmt 3 "${RESULT[b]}")" \
     "$(fmt 1 "$(calc "$B_HW / $B_PLAIN")")"
 printf '  (not in the target: the hangwatch CLI process - start-up, its idle drain once a second, report - used %s%% of one core)\n' "$(fmt 3 "${RESULT[b_cli]}")"
+# The hangwatch process once started, beside the 10 ms-timer loop: its threads' CPU (schedstat) from
+# 2 s to 4.5 s in (its first idle drain, about 1 s in, reads the program's start-up records). While
+# nothing is sampled its reader sleeps on the log (one idle drain a second).
+task_cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { print s + 0 }'; }
+for ((i = 0; i < IDLE_RUNS; i++)); do
+    "$HW" run -o /dev/null -- "$TMP/idle_loop" --ms 5000 --tick-ms 10 --out /dev/null &
+    hw_pid=$!
+    sleep 2; c0=$(task_cpu_ns "$hw_pid"); s0=$(grep -h ctxt_switches /proc/"$hw_pid"/status | awk '{ s += $2 } END { print s }')
+    sleep 2.5; c1=$(task_cpu_ns "$hw_pid"); s1=$(grep -h ctxt_switches /proc/"$hw_pid"/status | awk '{ s += $2 } END { print s }')
+    wait "$hw_pid"
+    echo "cpu_ns=$((c1 - c0)) switches=$((s1 - s0))" >> "$TMP/b_cli_steady.txt"
+done
+RESULT[b_cli_steady]=$(calc "$(field "$TMP/b_cli_steady.txt" cpu_ns | median) / 2.5e9 * 100")
+printf '  the hangwatch process once started (2 s to 4.5 s in): %s%% of one core, %s wake-ups a second (runs: %s)\n' \
+    "$(fmt 4 "${RESULT[b_cli_steady]}")" "$(fmt 1 "$(calc "$(field "$TMP/b_cli_steady.txt" switches | median) / 2.5")")" \
+    "$(field "$TMP/b_cli_steady.txt" cpu_ns | awk '{ printf "%s%.2f ms", (NR > 1 ? ", " : ""), $1 / 1e6 }')"
 # The watchdog's wakeups, counted: the kernel's context switches of the program's other threads
 # (the watchdog is the only one), read by idle_loop at exit.
 B_WAKEUPS=$(field "$TMP/b_hw.txt" other_switches | median)
@@ -526,6 +542,7 @@ row "(b) idle loop, 10 ms timer: extra CPU" "$(fmt 3 "$B10_ROW")%" "≤ 0.1%" "�
 printf '  %-44s %12s %9s %8s  %s\n' "    program CPU, hangwatch - plain" "$(fmt 3 "${RESULT[b10]}")%" "" "" "(info)"
 printf '  %-44s %12s %9s %8s  %s\n' "    the watchdog thread alone" "$(fmt 3 "${RESULT[b10_wd]}")%" "" "" "(info)"
 printf '  %-44s %12s %9s %8s  %s\n' "    same, 100 ms timer" "$(fmt 3 "${RESULT[b]}")%" "" "" "(info)"
+printf '  %-44s %12s %9s %8s  %s\n' "    the hangwatch process, steady" "$(fmt 4 "${RESULT[b_cli_steady]}")%" "" "" "(info: not in the program)"
 printf '  %-44s %12s %9s %8s  %s\n' "    per wake-up: the watchdog's / a bare one" \
     "$(fmt 1 "${RESULT[b10_per_wake]}") µs" "" "" "($(fmt 1 "${RESULT[wake_floor]}") µs, no hangwatch)"
 row "(c) heartbeat per iteration, epoll_wait" "$(fmt 1 "${RESULT[c_epoll]}") ns" "≤ 30 ns" "≤ 20 ns" "${RESULT[c_epoll]}" 30 20 c

@@ -13,6 +13,10 @@
 // reader_parked to 0. Either the reader sees the session and does not sleep,
 // or the watchdog sees the park and wakes it (a wake that lands before the
 // reader's FUTEX_WAIT makes the wait return at once: the word is no longer 1).
+// A session that begins and ends between the reader's last drain and its
+// park leaves no count behind, but it moves sampling_epoch, which the reader
+// read before that drain: the park is refused and the next drain reads the
+// session's records (a hang that came and went meanwhile).
 //
 // The futex is a shared one (no FUTEX_PRIVATE_FLAG): the watchdog runs in the
 // target and the reader in the hangwatch process, both mapping the log file.
@@ -27,6 +31,7 @@
 
 void hw_log_sampling_begins(hw_log_header *log) {
     __atomic_add_fetch(&log->sampling_sessions, 1, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&log->sampling_epoch, 1, __ATOMIC_SEQ_CST);
     hw_log_reader_wake(log);
 }
 
@@ -35,6 +40,11 @@ void hw_log_sampling_ends(hw_log_header *log) {
     uint32_t n = __atomic_load_n(&log->sampling_sessions, __ATOMIC_RELAXED);
     while (n > 0 && !__atomic_compare_exchange_n(&log->sampling_sessions, &n, n - 1, false,
                                                  __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {}
+    __atomic_add_fetch(&log->sampling_epoch, 1, __ATOMIC_SEQ_CST);
+}
+
+uint32_t hw_log_sampling_epoch(const hw_log_header *log) {
+    return __atomic_load_n(&log->sampling_epoch, __ATOMIC_SEQ_CST);
 }
 
 void hw_log_sampling_reset(hw_log_header *log) {
@@ -46,9 +56,10 @@ void hw_log_reader_wake(hw_log_header *log) {
         syscall(SYS_futex, &log->reader_parked, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-int hw_log_reader_park(hw_log_header *log, const uint32_t *stop, uint64_t timeout_ns) {
+int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns) {
     __atomic_store_n(&log->reader_parked, 1, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&log->sampling_sessions, __ATOMIC_SEQ_CST) != 0
+        || __atomic_load_n(&log->sampling_epoch, __ATOMIC_SEQ_CST) != epoch
         || (stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST))) {
         __atomic_store_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST);
         return -1;

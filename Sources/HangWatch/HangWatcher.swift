@@ -134,12 +134,13 @@ public final class HangWatcher: Sendable {
     /// Returns false, at once, when it may not.
     @inline(never)
     private func parked() -> Bool {
-        let (pending, rotationNs) = state.withLock { s in
-            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs)
+        // Drains run under the state lock (report() drains from any thread): the epoch too.
+        let (pending, rotationNs, epoch) = state.withLock { s in
+            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs, log.sampleLog.epochAtLastDrain)
         }
         if pending { return false }
         let idleNs = min(SampleLog.idleParkNs, rotationNs.map { $0 / 10 } ?? .max)
-        return log.sampleLog.parkReader(stop: nil, timeoutNs: idleNs)
+        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: idleNs)
     }
 
     /// Reads everything the engine logged so far (any thread may call it).

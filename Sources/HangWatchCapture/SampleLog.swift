@@ -50,6 +50,7 @@ package final class SampleLog {
 
     /// `drain` at a given CLOCK_MONOTONIC time (tests step over abandoned records without waiting).
     package func drain(writerGone: Bool, nowNs: UInt64?, _ body: (UnsafePointer<hw_rec_header>) -> Void) {
+        epochAtLastDrain = hw_log_sampling_epoch(header)
         while let record = nowNs.map({ hw_log_peek_at(header, writerGone, $0) }) ?? hw_log_peek(header, writerGone) {
             body(record)
             hw_log_consume(header, record)
@@ -63,12 +64,17 @@ package final class SampleLog {
     /// thread and module records wait up to this long while nothing is sampled.
     package static let idleParkNs: UInt64 = 1_000_000_000
 
-    /// Sleeps until the engine starts sampling a thread, `stop` is set (and the
-    /// log's reader woken), or `timeoutNs` passes. Returns false at once, without
-    /// sleeping, while a thread is being sampled: then the caller drains at its
-    /// usual interval. See `reader_park.c`.
-    package func parkReader(stop: UnsafePointer<UInt32>?, timeoutNs: UInt64) -> Bool {
-        hw_log_reader_park(header, stop, timeoutNs) >= 0
+    /// The engine's sampling-session epoch as the last drain began.
+    package private(set) var epochAtLastDrain: UInt32 = 0
+
+    /// After a drain: sleeps until the engine starts sampling a thread, `stop`
+    /// is set (and the log's reader woken), or `timeoutNs` passes. Returns false
+    /// at once, without sleeping, while a thread is being sampled or when a
+    /// session began or ended since the drain began (`epoch`, by default the
+    /// last drain's): then the caller drains at its usual interval. See
+    /// `reader_park.c`.
+    package func parkReader(epoch: UInt32? = nil, stop: UnsafePointer<UInt32>?, timeoutNs: UInt64) -> Bool {
+        hw_log_reader_park(header, epoch ?? epochAtLastDrain, stop, timeoutNs) >= 0
     }
 
     /// Ring position up to which this process's page mappings were dropped.

@@ -70,7 +70,8 @@ enum AttachCommand {
         // not make Ctrl-C a no-op while attached.
         var unblock = sigset_t()
         sigemptyset(&unblock)
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
+        // One started ignoring a signal (`nohup hangwatch attach PID &`) keeps ignoring it.
+        for sig in [SIGINT, SIGTERM, SIGHUP] where !SignalForwarding.startedIgnoring(sig) {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in attachInterrupted = 1 } // async-signal-safe: one store
             action.sa_flags = SA_RESTART

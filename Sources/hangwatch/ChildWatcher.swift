@@ -42,11 +42,11 @@ enum ChildWatcher {
         var usage = rusage()
         let exitFd = hw_cli_pidfd_open(pid)
         let exitWatch = log.flatMap { hw_cli_exit_watch_start(exitFd, $0.header) }
-        var reaped = false
+        var gone = false
         defer {
-            // The watch's thread returns once the child has exited; if it was not
-            // reaped here (wait4 failed), the thread and its descriptor are left be.
-            if reaped {
+            // The watch's thread returns once the child has exited; if wait4 failed
+            // while it may still run, the thread and its descriptor are left be.
+            if gone {
                 hw_cli_exit_watch_finish(exitWatch)
                 if exitFd >= 0 { close(exitFd) }
             }
@@ -57,8 +57,11 @@ enum ChildWatcher {
         while true {
             let mayPark = drain()
             let rc = wait4(pid, &status, WNOHANG, &usage)
-            if rc == pid { reaped = true; break }
-            if rc < 0 && errno != EINTR { return WaitStatus(exitCode: nil, signal: nil) }
+            if rc == pid { gone = true; break }
+            if rc < 0 && errno != EINTR {
+                gone = errno == ECHILD // reaped by the kernel: its pidfd is readable
+                return WaitStatus(exitCode: nil, signal: nil)
+            }
             if mayPark, let log, let exitWatch, log.parkReader(stop: hw_cli_exit_watch_flag(exitWatch), timeoutNs: idleNs) {
                 continue
             }

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHangWatchCLISupport
 
 /// Finds and starts the program to watch, with the agent preloaded.
 enum ProgramLauncher {
@@ -39,9 +40,11 @@ enum ProgramLauncher {
 
     /// Starts `path` with `arguments` (argv[0] first) and extra environment.
     /// `signalMask`, when given, is the program's signal mask (the one
-    /// hangwatch itself was started with, before it unblocked what it forwards).
+    /// hangwatch itself was started with, before it unblocked what it forwards);
+    /// `ignoringSIGCHLD`: the program starts with SIGCHLD ignored, as hangwatch
+    /// was started (see `SignalForwarding.install`).
     static func spawn(path: String, arguments: [String], environment: [String: String],
-                      signalMask: sigset_t? = nil) throws(Failure) -> pid_t {
+                      signalMask: sigset_t? = nil, ignoringSIGCHLD: Bool = false) throws(Failure) -> pid_t {
         var env: [String: String] = [:]
         var p = environ
         while let entry = p.pointee {
@@ -51,16 +54,15 @@ enum ProgramLauncher {
         }
         for (k, v) in environment { env[k] = v }
         let envStrings = env.map { "\($0.key)=\($0.value)" }
-        var pid: pid_t = 0
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        if var mask = signalMask {
-            posix_spawnattr_setsigmask(&attributes, &mask)
-            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        }
+        var pid: Int32 = 0
+        var mask = signalMask ?? sigset_t()
+        let hasMask = signalMask != nil
         let rc = withCStrings(arguments) { argv in
-            withCStrings(envStrings) { envp in posix_spawn(&pid, path, nil, &attributes, argv, envp) }
+            withCStrings(envStrings) { envp in
+                withUnsafePointer(to: &mask) { maskPointer in
+                    hw_cli_spawn(&pid, path, argv, envp, hasMask ? maskPointer : nil, ignoringSIGCHLD ? 1 : 0)
+                }
+            }
         }
         guard rc == 0 else {
             let why = String(cString: strerror(rc))

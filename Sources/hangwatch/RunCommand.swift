@@ -74,7 +74,8 @@ enum RunCommand {
         let pid: pid_t
         do {
             pid = try ProgramLauncher.spawn(path: path, arguments: [program] + options.program.dropFirst(),
-                                            environment: environment, signalMask: programSignalMask)
+                                            environment: environment, signalMask: programSignalMask,
+                                            ignoringSIGCHLD: SignalForwarding.startedIgnoringSIGCHLD)
         } catch {
             return report(launchFailure: error)
         }

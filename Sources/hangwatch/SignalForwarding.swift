@@ -25,6 +25,12 @@ nonisolated(unsafe) private var pendingSignal: Int32 = 0
 enum SignalForwarding {
     static let forwarded: [Int32] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT]
 
+    /// Whether hangwatch was started with SIGCHLD ignored (`install` sets it).
+    /// Then `install` puts hangwatch's own back to the default, or the kernel
+    /// would reap the program at its exit and its status would be lost; the
+    /// program is started with it ignored all the same (`ProgramLauncher`).
+    nonisolated(unsafe) static var startedIgnoringSIGCHLD = false
+
     /// Installs the handlers (call before starting the program) and unblocks
     /// the forwarded signals in hangwatch: a parent may have left them blocked
     /// (a test runner, a service manager), and a blocked SIGTERM would never be
@@ -35,8 +41,7 @@ enum SignalForwarding {
         sigemptyset(&forwardedSet)
         for sig in forwarded { sigaddset(&forwardedSet, sig) }
         for sig in forwarded {
-            var inherited = sigaction()
-            if sigaction(sig, nil, &inherited) == 0 && isIgnored(inherited) { continue }
+            if startedIgnoring(sig) { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { sig, info, _ in
                 // SIGNAL-SAFE: reads and writes plain globals, calls kill(2).
@@ -47,11 +52,23 @@ enum SignalForwarding {
             sigemptyset(&action.sa_mask)
             sigaction(sig, &action, nil)
         }
+        if startedIgnoring(SIGCHLD) {
+            startedIgnoringSIGCHLD = true
+            var standard = sigaction()
+            standard.__sigaction_handler.sa_handler = SIG_DFL
+            sigaction(SIGCHLD, &standard, nil)
+        }
         // Unblocked only now: a signal already pending runs the handler above
         // (and is forwarded once the program starts), not the default action.
         var original = sigset_t()
         pthread_sigmask(SIG_UNBLOCK, &forwardedSet, &original)
         return original
+    }
+
+    /// Whether `sig` is ignored now (before any handler of hangwatch's is installed: as it was started).
+    static func startedIgnoring(_ sig: Int32) -> Bool {
+        var current = sigaction()
+        return sigaction(sig, nil, &current) == 0 && isIgnored(current)
     }
 
     /// Whether a disposition is SIG_IGN. Swift imports SIG_IGN as a function

@@ -17,15 +17,21 @@ import Glibc
         return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
     }
 
-    /// Parks on another thread; returns its result and how long it slept.
+    /// Parks on another thread (with the epoch as it is now, as a reader reads
+    /// it before its drain); returns its result and how long it slept. The
+    /// thread blocks signals: a handler run during the wait would end it early.
     private static func park(_ log: SampleLog, stop: UnsafePointer<UInt32>? = nil, timeoutNs: UInt64,
                              meanwhile: () -> Void) -> (result: Int32, sleptNs: UInt64) {
         let outcome = Mutex<(Int32, UInt64)?>(nil)
         nonisolated(unsafe) let header = log.header
         nonisolated(unsafe) let stopWord = stop
+        let epoch = hw_log_sampling_epoch(log.header)
         let thread = Thread {
+            var all = sigset_t()
+            sigfillset(&all)
+            pthread_sigmask(SIG_BLOCK, &all, nil)
             let start = monotonicNs()
-            let result = hw_log_reader_park(header, stopWord, timeoutNs)
+            let result = hw_log_reader_park(header, epoch, stopWord, timeoutNs)
             outcome.withLock { $0 = (result, monotonicNs() - start) }
         }
         thread.start()
@@ -51,13 +57,28 @@ import Glibc
         #expect(result == 1)
         #expect(slept < 5_000_000_000, "slept \(slept) ns")
         // While the session lasts a park is refused at once; after it, allowed again.
-        #expect(hw_log_reader_park(log.header, nil, 30_000_000_000) == -1)
+        #expect(hw_log_reader_park(log.header, hw_log_sampling_epoch(log.header), nil, 30_000_000_000) == -1)
         hw_log_sampling_ends(log.header)
         #expect(log.header.pointee.sampling_sessions == 0)
-        #expect(hw_log_reader_park(log.header, nil, 1_000_000) == 0)
+        #expect(hw_log_reader_park(log.header, hw_log_sampling_epoch(log.header), nil, 1_000_000) == 0)
         // An end without a begin (a reset by exec came between) never goes below zero.
         hw_log_sampling_ends(log.header)
         #expect(log.header.pointee.sampling_sessions == 0)
+    }
+
+    /// A session that began and ended after the reader's drain began (a short
+    /// hang that came and went while the drain ran) leaves the count at zero,
+    /// but its records may have come after the drain: no park.
+    @Test func aSessionBetweenTheDrainAndTheParkRefusesIt() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        let epoch = hw_log_sampling_epoch(log.header)
+        hw_log_sampling_begins(log.header)
+        hw_log_sampling_ends(log.header)
+        #expect(log.header.pointee.sampling_sessions == 0)
+        #expect(hw_log_reader_park(log.header, epoch, nil, 30_000_000_000) == -1)
+        // SampleLog's own drain reads the epoch for the park that follows it.
+        log.drain(writerGone: false) { _ in }
+        #expect(log.parkReader(stop: nil, timeoutNs: 1_000_000))
     }
 
     @Test func aStopSetBeforeOrDuringTheParkEndsIt() throws {
@@ -72,7 +93,7 @@ import Glibc
         }
         #expect(result == 1)
         #expect(slept < 5_000_000_000, "slept \(slept) ns")
-        #expect(hw_log_reader_park(log.header, stop, 30_000_000_000) == -1) // already set: no sleep at all
+        #expect(hw_log_reader_park(log.header, hw_log_sampling_epoch(log.header), stop, 30_000_000_000) == -1) // set: no sleep
     }
 
     /// The race itself: a session that starts at any moment around the park,

@@ -164,6 +164,39 @@ extension Integration {
             #expect(ignored(watched.stdout) == plainIgnored, "plain \(plain.stdout) watched \(watched.stdout)")
         }
 
+        /// A parent that ignores SIGCHLD (and execs hangwatch): the program starts
+        /// with it ignored, as plain, and its exit status still reaches the report
+        /// and hangwatch's own status. hangwatch used to inherit the ignore, the
+        /// kernel reaped the program at once, and a program that exited 3 made
+        /// hangwatch exit 0.
+        @Test func aParentIgnoringSIGCHLDKeepsTheExitStatus() throws {
+            let python = try #require(Validators.python3)
+            let launcher = "import os, signal, sys\n"
+                + "signal.signal(signal.SIGCHLD, signal.SIG_IGN)\n"
+                + "os.execv(sys.argv[1], sys.argv[1:])\n"
+            // The probe is not a shell: dash takes SIGCHLD back for its own jobs.
+            let probe = [python, "-c", "import sys\n"
+                + "print([l for l in open('/proc/self/status') if l.startswith('SigIgn')][0], end='')\n"
+                + "sys.exit(3)\n"]
+            let scratch = try TestPaths.scratch()
+            let reportPath = scratch.appendingPathComponent("r.json").path
+            let plain = try ProcessRunner.run(python, ["-c", launcher] + probe)
+            let watched = try ProcessRunner.run(python, ["-c", launcher, TestPaths.hangwatch, "run", "-o", reportPath,
+                                                         "--format", "json", "--"] + probe)
+            #expect(plain.status == 3)
+            #expect(watched.status == 3, "watched: \(watched.status) \(watched.stderr)")
+            let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: reportPath)))
+            #expect(report.process.exitCode == 3)
+            func ignored(_ text: String) -> UInt64? {
+                text.split(separator: "\n").first { $0.hasPrefix("SigIgn:") }
+                    .flatMap { UInt64($0.split(separator: "\t").last ?? "", radix: 16) }
+                    .map { $0 & ~UInt64(0x1_8000_0000) }
+            }
+            let plainIgnored = try #require(ignored(plain.stdout))
+            #expect(plainIgnored & 0x10000 != 0) // SIGCHLD (17)
+            #expect(ignored(watched.stdout) == plainIgnored, "plain \(plain.stdout) watched \(watched.stdout)")
+        }
+
         /// Runs hangwatch as a terminal would start it: no signal blocked, SIGINT and
         /// SIGTERM at their defaults. (The test runner blocks them, and a program
         /// inherits its parent's mask, which hangwatch passes on unchanged.) The

@@ -17,6 +17,15 @@ void hw_cli_unwind_mask_shortcut_install(void);
 int hw_cli_pidfd_open(int pid);
 
 #include "hangwatch_log.h"
+#include <signal.h>
+
+/// Starts `path` (spawn.c): like posix_spawn with POSIX_SPAWN_SETSIGMASK
+/// `mask` (NULL: the caller's mask), and with SIGCHLD ignored in the program
+/// when `sigchld_ignored` (hangwatch was started with it ignored and has
+/// since set its own back to the default). Returns 0 and sets *pid_out, or
+/// the errno of the failed fork or execve.
+int hw_cli_spawn(int *pid_out, const char *path, char *const argv[], char *const envp[],
+                 const sigset_t *mask, int sigchld_ignored);
 
 /// A thread that waits for a child's exit and then wakes the log's parked
 /// reader (exit_watch.c).

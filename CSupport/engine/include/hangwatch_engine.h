@@ -67,12 +67,16 @@ void hw_log_sampling_ends(hw_log_header *log);
 /// Engine start in a new process image: the sessions of the image exec
 /// replaced ended with its threads.
 void hw_log_sampling_reset(hw_log_header *log);
+/// Reader: the session epoch, read before a drain and handed to the park
+/// that follows it.
+uint32_t hw_log_sampling_epoch(const hw_log_header *log);
 /// Reader: sleeps until the watchdog starts sampling a thread, `*stop`
 /// (optional) is set and hw_log_reader_wake called, or `timeout_ns` passes.
-/// Refused at once, without sleeping, while a thread is being sampled or
-/// `*stop` is set. Returns 1 when woken, 0 when the time ran out (or a signal
-/// ended the wait), -1 when refused.
-int hw_log_reader_park(hw_log_header *log, const uint32_t *stop, uint64_t timeout_ns);
+/// Refused at once, without sleeping, while a thread is being sampled, when
+/// a session began or ended since `epoch` was read (its records may have
+/// come after the drain), or when `*stop` is set. Returns 1 when woken, 0
+/// when the time ran out (or a signal ended the wait), -1 when refused.
+int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns);
 /// Ends the reader's park now (any thread or process mapping the log).
 void hw_log_reader_wake(hw_log_header *log);
 

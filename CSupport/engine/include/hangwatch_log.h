@@ -130,6 +130,8 @@ typedef struct hw_log_header {
     // being sampled, and the watchdog wakes it when it starts sampling one.
     uint32_t reader_parked;     // futex word: 1 while the reader sleeps (either side clears it)
     uint32_t sampling_sessions; // atomic: threads the watchdog samples now (the reader stays awake while any)
+    uint32_t sampling_epoch;    // atomic: bumped at every session's start and end
+    uint32_t parking_reserved;
 } hw_log_header;
 
 /// Bytes at the end of free space that samples may not take (control records may).
