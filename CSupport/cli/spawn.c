@@ -29,7 +29,7 @@ int hw_cli_spawn(int *pid_out, const char *path, char *const argv[], char *const
         struct sigaction dfl = { .sa_handler = SIG_DFL }, cur;
         for (int sig = 1; sig < NSIG; sig++) {
             if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &cur) != 0) continue;
-            if (!(cur.sa_flags & SA_SIGINFO) && (cur.sa_handler == SIG_IGN || cur.sa_handler == SIG_DFL)) continue;
+            if (cur.sa_handler == SIG_IGN || cur.sa_handler == SIG_DFL) continue;
             sigaction(sig, &dfl, NULL);
         }
         if (sigchld_ignored) {

@@ -49,6 +49,7 @@ uint32_t hw_log_sampling_epoch(const hw_log_header *log) {
 
 void hw_log_sampling_reset(hw_log_header *log) {
     __atomic_store_n(&log->sampling_sessions, 0, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&log->sampling_epoch, 1, __ATOMIC_SEQ_CST); // the old image's last records
 }
 
 void hw_log_reader_wake(hw_log_header *log) {

@@ -62,7 +62,6 @@ static void session_end(hw_slot *slot) {
     hw_lock_session_end(slot);
     hw_perf_session_close(slot);
     hw_proc_session_close(ses);
-    if (ses->counted && hw_g.log) hw_log_sampling_ends(hw_g.log);
     uint32_t answered = hw_signal_hits(slot) - ses->hits_at_start;
     // Some signals always coalesce with a still-pending one when the thread was
     // preempted; a quarter unanswered means it is not getting them (stopped,
@@ -70,6 +69,8 @@ static void session_end(hw_slot *slot) {
     if (ses->life == __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) && ses->requested > 20
         && ses->requested - answered > ses->requested / 4)
         hw_write_note(ses->os_tid, HW_NOTE_SAMPLES_MISSED, ses->requested - answered);
+    // Last: the session's records are all written when the reader learns it ended.
+    if (ses->counted && hw_g.log) hw_log_sampling_ends(hw_g.log);
     memset(ses, 0, sizeof *ses);
     ses->syscall_fd = ses->stat_fd = ses->perf.fd = ses->perf.old_fd = -1;
 }

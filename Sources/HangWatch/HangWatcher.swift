@@ -134,9 +134,8 @@ public final class HangWatcher: Sendable {
     /// Returns false, at once, when it may not.
     @inline(never)
     private func parked() -> Bool {
-        // Drains run under the state lock (report() drains from any thread): the epoch too.
         let (pending, rotationNs, epoch) = state.withLock { s in
-            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs, log.sampleLog.epochAtLastDrain)
+            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs, s.readerEpoch)
         }
         if pending { return false }
         let idleNs = min(SampleLog.idleParkNs, rotationNs.map { $0 / 10 } ?? .max)
@@ -158,6 +157,9 @@ public final class HangWatcher: Sendable {
     /// With `final` (at exit), every hang not told yet is told now.
     private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
         state.withLock { s in
+            // The reader's own epoch: a drain by report() on another thread hands
+            // records to the collector that no events() call has seen yet.
+            s.readerEpoch = hw_log_sampling_epoch(log.sampleLog.header)
             log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
             // After the exit's final pass nothing more is told: the stream's last
             // line stays its summary while the callback and exporter finish.
@@ -261,6 +263,9 @@ struct ReaderState: ~Copyable {
     var eventFile: RotatingEventLog?
     /// Set by the exit's final pass (`finishEvents`).
     var eventsFinished = false
+    /// The engine's sampling epoch as the reader thread's last drain began
+    /// (`HangWatcher.parked()`).
+    var readerEpoch: UInt32 = 0
     /// `events`: what live hang events need (thresholds, this process, its
     /// start on the monotonic clock), or nil when nothing wants them.
     init(frameDeadlineMs: Double?, events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {

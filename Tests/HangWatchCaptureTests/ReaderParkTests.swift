@@ -40,6 +40,13 @@ import Glibc
         return outcome.withLock { $0! }
     }
 
+    /// Until the park thread has announced its park (a loaded machine may start it late).
+    private static func waitUntilParked(_ log: SampleLog) {
+        let deadline = monotonicNs() + 10_000_000_000
+        while log.header.pointee.reader_parked == 0 && monotonicNs() < deadline { usleep(1_000) }
+        usleep(20_000) // into the FUTEX_WAIT itself, most of the time
+    }
+
     @Test func sleepsToItsTimeoutWhileNothingIsSampled() throws {
         let log = try SampleLog(anonymousCapacity: 1 << 16)
         let (result, slept) = Self.park(log, timeoutNs: 150_000_000) {}
@@ -51,7 +58,7 @@ import Glibc
     @Test func theStartOfASessionWakesIt() throws {
         let log = try SampleLog(anonymousCapacity: 1 << 16)
         let (result, slept) = Self.park(log, timeoutNs: 30_000_000_000) {
-            usleep(100_000)
+            Self.waitUntilParked(log)
             hw_log_sampling_begins(log.header)
         }
         #expect(result == 1)
@@ -87,7 +94,7 @@ import Glibc
         defer { stop.deallocate() }
         stop.pointee = 0
         let (result, slept) = Self.park(log, stop: stop, timeoutNs: 30_000_000_000) {
-            usleep(100_000)
+            Self.waitUntilParked(log)
             stop.pointee = 1 // the wake's atomic exchange orders it before the wake, as in exit_watch.c
             hw_log_reader_wake(log.header)
         }
