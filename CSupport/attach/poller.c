@@ -61,6 +61,7 @@ typedef struct hwa_thread {
     long last_nr;
     uint64_t last_sp, last_pc;
     hwa_site not_poll;     // the last restart whose wait channel said it was no poll (nr 0: none)
+    bool counted;          // its sampling is counted in the log's sessions: the reader stays awake
 } hwa_thread;
 
 struct hwa_session {
@@ -306,6 +307,8 @@ static void end_busy(hwa_session *s, hwa_thread *t, uint64_t end, uint32_t flags
     if (t->busy) t->last_end = end;
     t->busy = false;
     t->last_blocked = false;
+    if (t->counted) hw_log_sampling_ends(s->log); // after the period's last record
+    t->counted = false;
 }
 
 /// The thread called execve while we held it: it is gone as that thread
@@ -407,6 +410,9 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
             t->announced = true;
         }
         if (obs >= t->next_sample) {
+            // Sampling begins: the reader, asleep while nothing is sampled, wakes (reader_park.c).
+            if (!t->counted) hw_log_sampling_begins(s->log);
+            t->counted = true;
             sample(s, t, &p, obs);
             t->next_sample += s->cfg.sample_period_ns;
             if (t->next_sample < obs) t->next_sample = obs + s->cfg.sample_period_ns / 2;
@@ -561,6 +567,7 @@ static void tick(hwa_session *s, uint64_t now) {
         s->stats.target_exited = 1;
         s->stats.exit_ns = now;
         hwa_emit_exit(s->log, now);
+        hw_log_reader_wake(s->log); // the report is due now, not at the reader's next timeout
         return;
     }
     if (threads != s->last_count || now - s->scan_ns >= HWA_RESCAN_NS) {

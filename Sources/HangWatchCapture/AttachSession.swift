@@ -195,6 +195,14 @@ package final class AttachSession {
     /// Reads what the poller wrote so far (call every few milliseconds).
     package func drain() { collector.drain(log, writerGone: false) }
 
+    /// After `drain`: sleeps while the poller samples no thread, until it starts
+    /// sampling one, the target exits, `wake()` is called or `timeoutNs`
+    /// passes. False, at once, when it may not (then drain again soon).
+    package func park(timeoutNs: UInt64) -> Bool { log.parkReader(stop: nil, timeoutNs: timeoutNs) }
+
+    /// Ends a `park` now (async-signal-safe: an atomic swap and a futex wake).
+    package static func wake(_ log: UnsafeMutablePointer<hw_log_header>) { hw_log_reader_wake(log) }
+
     /// Stops watching (nothing stays attached), reads the rest, and returns the figures.
     package func stop() -> AttachFigures {
         var stats = hwa_stats()

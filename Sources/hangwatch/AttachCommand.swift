@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import CHangWatchEngine
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchSymbols
@@ -9,6 +10,8 @@ import HangWatch
 
 /// Set by SIGINT/SIGTERM while attached: stop watching and write the report.
 nonisolated(unsafe) private var attachInterrupted: sig_atomic_t = 0
+/// The session's log, for the handler to wake the loop parked on it.
+nonisolated(unsafe) private var attachLog: UnsafeMutablePointer<hw_log_header>? = nil
 
 /// `hangwatch attach PID`: watch a process that is already running, then
 /// write the same report as `run`.
@@ -32,15 +35,20 @@ enum AttachCommand {
         } catch {
             return refused(error)
         }
+        attachLog = session.log.header
         installInterruptHandlers()
         writeStderr("hangwatch: attached to process \(pid) (\(executable))"
                     + (options.durationSeconds.map { " for \(AttachFigures.fixed($0, 1)) s" } ?? "")
                     + "; Ctrl-C ends the attach and writes the report")
         let deadline = options.durationSeconds.map { SystemClock.monotonicNs() + UInt64($0 * 1e9) }
         while attachInterrupted == 0 && !session.targetExited {
-            if let deadline, SystemClock.monotonicNs() >= deadline { break }
+            let now = SystemClock.monotonicNs()
+            if let deadline, now >= deadline { break }
             session.drain()
-            usleep(10_000)
+            // While nothing is sampled the loop sleeps on the log: the poller wakes it when
+            // it starts sampling a thread or sees the exit, Ctrl-C's handler when it runs.
+            // 250 ms at most, which bounds what a wake lost to a race could delay.
+            if !session.park(timeoutNs: min(250_000_000, deadline.map { $0 - now } ?? .max)) { usleep(10_000) }
         }
         let figures = session.stop()
         let facts = ProcessFacts(pid: Int(pid), executable: executable, arguments: arguments,
@@ -73,7 +81,11 @@ enum AttachCommand {
         // One started ignoring a signal (`nohup hangwatch attach PID &`) keeps ignoring it.
         for sig in [SIGINT, SIGTERM, SIGHUP] where !SignalForwarding.startedIgnoring(sig) {
             var action = sigaction()
-            action.__sigaction_handler.sa_handler = { _ in attachInterrupted = 1 } // async-signal-safe: one store
+            action.__sigaction_handler.sa_handler = { _ in
+                // SIGNAL-SAFE: one store, then an atomic swap and a futex wake.
+                attachInterrupted = 1
+                if let log = attachLog { AttachSession.wake(log) }
+            }
             action.sa_flags = SA_RESTART
             sigemptyset(&action.sa_mask)
             sigaction(sig, &action, nil)

@@ -214,6 +214,37 @@ extension Integration {
             #expect(!short.reported)
         }
 
+        /// While the poller samples nothing, `hangwatch attach`'s own loop sleeps on
+        /// the log (it drained every 10 ms: 100 wake-ups a second); the poller's
+        /// polls are its own thread's. The target's exit still ends it at once.
+        @Test func theDrainLoopSleepsWhileNothingIsSampled() throws {
+            let scratch = try TestPaths.scratch()
+            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
+            let binary = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop")
+            let program = try AttachedProgram.start(binary, ["--ms", "2500", "--out", scratch.appendingPathComponent("o").path],
+                                                    scratch: scratch)
+            let path = scratch.appendingPathComponent("attach-report.json").path
+            var wakes: Int?
+            let started = Date()
+            let result = try ProcessRunner.run(TestPaths.hangwatch, ["attach", String(program.pid), "-o", path, "--format", "json"],
+                                               timeout: 60) { attach in
+                usleep(600_000)
+                guard let first = ReaderWakeups.switches(attach.processIdentifier) else { return }
+                usleep(1_000_000)
+                wakes = ReaderWakeups.switches(attach.processIdentifier).map { $0 - first }
+            }
+            let endedAfter = Date().timeIntervalSince(started)
+            #expect(try program.finish().status == 0)
+            #expect(result.status == 0, "stderr: \(result.stderr)")
+            let report = try JSONReport.decode(try #require(FileManager.default.contents(atPath: path)))
+            #expect(report.hangs.isEmpty)
+            let counted = try #require(wakes)
+            // Four idle timeouts a second (250 ms), a few more for a preempted iteration.
+            #expect(counted <= 12, "the attach loop woke \(counted) times in 1 s")
+            // The program ran 2.5 s from before the attach: the report follows its exit.
+            #expect(endedAfter < 4, "attach ended \(endedAfter) s after it started")
+        }
+
         /// The worst case for the target: every sample of a blocked thread is a
         /// ptrace stop. usleep(300 ms) and poll(230 ms) still take their full
         /// time and return 0; the exit status and output are a plain run's.
