@@ -111,7 +111,8 @@ extension Integration {
             }
             #expect(run.result.status == 0)
             let hang = try #require(run.report.hangs.first)
-            #expect(run.report.hangs.count == 1 && hang.durationMs >= 700 && hang.sampleCount >= Int(hang.durationMs * 0.7),
+            // Running threads are sampled by their CPU time: a machine busy with other work gives fewer.
+            #expect(run.report.hangs.count == 1 && hang.durationMs >= 700 && hang.sampleCount >= 100,
                     "\(run.report.hangs.map { ($0.durationMs, $0.sampleCount) })")
             let idle = try #require(idleWakes), during = try #require(hangWakes)
             #expect(idle <= 2, "the hangwatch process woke \(idle) times in 0.7 s of idling")
