@@ -52,6 +52,7 @@ void hw_log_sampling_reset(hw_log_header *log) {
     __atomic_add_fetch(&log->sampling_epoch, 1, __ATOMIC_SEQ_CST); // the old image's last records
 }
 
+// SIGNAL-SAFE: called from attach's Ctrl-C handler.
 void hw_log_reader_wake(hw_log_header *log) {
     if (__atomic_exchange_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &log->reader_parked, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);

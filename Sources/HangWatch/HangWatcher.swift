@@ -138,8 +138,7 @@ public final class HangWatcher: Sendable {
             (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs, s.readerEpoch)
         }
         if pending { return false }
-        let idleNs = min(SampleLog.idleParkNs, rotationNs.map { $0 / 10 } ?? .max)
-        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: idleNs)
+        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: SampleLog.parkLimitNs(rotationIntervalNs: rotationNs))
     }
 
     /// Reads everything the engine logged so far (any thread may call it).
@@ -157,10 +156,10 @@ public final class HangWatcher: Sendable {
     /// With `final` (at exit), every hang not told yet is told now.
     private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
         state.withLock { s in
-            // The reader's own epoch: a drain by report() on another thread hands
-            // records to the collector that no events() call has seen yet.
-            s.readerEpoch = hw_log_sampling_epoch(log.sampleLog.header)
             log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
+            // Kept apart from the log's own: a drain by report() on another thread
+            // hands records to the collector that no events() call has seen yet.
+            s.readerEpoch = log.sampleLog.epochAtLastDrain
             // After the exit's final pass nothing more is told: the stream's last
             // line stays its summary while the callback and exporter finish.
             guard let live = s.live, !s.eventsFinished else { return [] }

@@ -64,6 +64,13 @@ package final class SampleLog {
     /// thread and module records wait up to this long while nothing is sampled.
     package static let idleParkNs: UInt64 = 1_000_000_000
 
+    /// The park's limit for a reader that also rotates an event file every
+    /// `rotationIntervalNs` (nil: none): `idleParkNs`, or a tenth of the
+    /// interval when that is shorter, so a rotation is at most that late.
+    package static func parkLimitNs(rotationIntervalNs: UInt64?) -> UInt64 {
+        min(idleParkNs, rotationIntervalNs.map { $0 / 10 } ?? .max)
+    }
+
     /// The engine's sampling-session epoch as the last drain began.
     package private(set) var epochAtLastDrain: UInt32 = 0
 

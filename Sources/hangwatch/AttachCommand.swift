@@ -82,9 +82,11 @@ enum AttachCommand {
         for sig in [SIGINT, SIGTERM, SIGHUP] where !SignalForwarding.startedIgnoring(sig) {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { _ in
-                // SIGNAL-SAFE: one store, then an atomic swap and a futex wake.
+                // SIGNAL-SAFE: one store, then an atomic swap and a futex wake; errno kept.
+                let saved = errno
                 attachInterrupted = 1
                 if let log = attachLog { AttachSession.wake(log) }
+                errno = saved
             }
             action.sa_flags = SA_RESTART
             sigemptyset(&action.sa_mask)

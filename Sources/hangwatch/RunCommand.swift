@@ -101,7 +101,7 @@ enum RunCommand {
         // events are due 50 ms after a hang ends, so with them it is every 10 ms.
         // While no thread is sampled and no event is pending, the reader sleeps
         // until sampling starts, at most a second (a tenth of a rotation interval).
-        let idleNs = min(SampleLog.idleParkNs, (options.rotation?.intervalNs).map { $0 / 10 } ?? .max)
+        let idleNs = SampleLog.parkLimitNs(rotationIntervalNs: options.rotation?.intervalNs)
         let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: live == nil ? 50 : 10, parking: log,
                                                         idleNs: idleNs) {
             collector.drain(log, writerGone: false)

@@ -44,9 +44,11 @@ enum SignalForwarding {
             if startedIgnoring(sig) { continue }
             var action = sigaction()
             action.__sigaction_handler.sa_sigaction = { sig, info, _ in
-                // SIGNAL-SAFE: reads and writes plain globals, calls kill(2).
+                // SIGNAL-SAFE: reads and writes plain globals, calls kill(2); errno kept.
                 if let info, info.pointee.si_code == SI_KERNEL { return }
+                let saved = errno
                 if forwardTarget > 0 { kill(forwardTarget, sig) } else { pendingSignal = sig }
+                errno = saved
             }
             action.sa_flags = SA_SIGINFO | SA_RESTART
             sigemptyset(&action.sa_mask)

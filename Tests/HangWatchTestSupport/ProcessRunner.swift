@@ -67,6 +67,20 @@ package enum ProcessRunner {
         guard result.status == 0 else { throw TestFailure("cc failed: \(result.stderr)") }
         return output
     }
+
+    /// Compiles the benchmark program `Bench/NAME.c`, which tests run too, into `dir`.
+    package static func compileBench(_ name: String, into dir: URL, flags: [String] = []) throws -> String {
+        let source = TestPaths.packageRoot.appendingPathComponent("Bench/\(name).c").path
+        return try compileC(source, into: dir, name: name, flags: flags)
+    }
+
+    /// The iteration count that a benchmark program's `--calibrate MS` says
+    /// takes about `ms` ms of work on this machine.
+    package static func calibratedIterations(_ program: String, ms: Int) throws -> UInt64 {
+        let output = try run(program, ["--calibrate", "\(ms)"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let iterations = UInt64(output) else { throw TestFailure("\(program) --calibrate \(ms) said '\(output)'") }
+        return iterations
+    }
 }
 
 package final class DataBox: @unchecked Sendable {

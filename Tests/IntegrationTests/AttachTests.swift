@@ -219,8 +219,7 @@ extension Integration {
         /// polls are its own thread's. The target's exit still ends it at once.
         @Test func theDrainLoopSleepsWhileNothingIsSampled() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
-            let binary = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop")
+            let binary = try ProcessRunner.compileBench("idle_loop", into: scratch)
             let program = try AttachedProgram.start(binary, ["--ms", "2500", "--out", scratch.appendingPathComponent("o").path],
                                                     scratch: scratch)
             let path = scratch.appendingPathComponent("attach-report.json").path

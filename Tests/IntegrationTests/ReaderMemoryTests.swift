@@ -17,10 +17,8 @@ extension Integration {
 
         @Test func longHangKeepsTheReaderFlat() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/cpu_hang.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "cpu_hang")
-            let calibration = try ProcessRunner.run(program, ["--calibrate", "7000"])
-            let iterations = try #require(UInt64(calibration.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let program = try ProcessRunner.compileBench("cpu_hang", into: scratch)
+            let iterations = try ProcessRunner.calibratedIterations(program, ms: 7000)
 
             // Samples every 100 ms: the RSS 2 s in (the reader is set up, the
             // hang under way) and the high-water mark at the end.

@@ -26,8 +26,7 @@ extension Integration {
 
         @Test func sleepsWhileTheProgramIdles() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop")
+            let program = try ProcessRunner.compileBench("idle_loop", into: scratch)
             let stamps = scratch.appendingPathComponent("stamps.txt").path
             var wakes: Int?
             // A loop woken by a 10 ms timer: it keeps the watchdog polling, not the reader.
@@ -54,8 +53,7 @@ extension Integration {
         /// wake hangwatch reaped it about 0.8 s late.
         @Test func theExitWakesAParkedReader() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop")
+            let program = try ProcessRunner.compileBench("idle_loop", into: scratch)
             let stamps = scratch.appendingPathComponent("stamps.txt").path
             let run = try HangwatchRun.run(program, ["--ms", "1200", "--out", stamps], measure: false, timeout: 60,
                                            scratch: scratch)
@@ -75,10 +73,8 @@ extension Integration {
         /// hang's start, not at its next idle timeout up to a second later.
         @Test func theStartOfSamplingWakesTheReader() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/delayed_hang.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "delayed_hang")
-            let calibrated = try ProcessRunner.run(program, ["--calibrate", "1000"])
-            let iters = try #require(UInt64(calibrated.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            let program = try ProcessRunner.compileBench("delayed_hang", into: scratch)
+            let iters = try ProcessRunner.calibratedIterations(program, ms: 1000)
             let pidFile = scratch.appendingPathComponent("pid").path
             var idleWakes: Int?, hangWakes: Int?
             let run = try HangwatchRun.run(program, ["--iters", "\(iters)", "--wait-ms", "1500", "--pid-file", pidFile],

@@ -19,10 +19,8 @@ extension Integration {
         @Test(.enabled(if: perfCounts, "perf cannot count syscalls:sys_enter_rt_sigprocmask here"))
         func samplesAreUnwoundWithoutSignalMaskSyscalls() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/cpu_hang.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "cpu_hang")
-            let iterations = try ProcessRunner.run(program, ["--calibrate", "1000"]).stdout
-                .trimmingCharacters(in: .whitespacesAndNewlines)
+            let program = try ProcessRunner.compileBench("cpu_hang", into: scratch)
+            let iterations = try ProcessRunner.calibratedIterations(program, ms: 1000)
             let counts = scratch.appendingPathComponent("perf-stat.txt").path
             let report = scratch.appendingPathComponent("report.json").path
             // perf counts the tracepoint for hangwatch and everything it starts (the
@@ -30,7 +28,7 @@ extension Integration {
             let result = try ProcessRunner.run("/usr/bin/perf", [
                 "stat", "-x,", "-o", counts, "-e", "syscalls:sys_enter_rt_sigprocmask", "--",
                 TestPaths.hangwatch, "run", "-o", report, "--format", "json", "--",
-                program, "--iters", iterations, "--depth", "30", "--variants", "--out", "/dev/null",
+                program, "--iters", "\(iterations)", "--depth", "30", "--variants", "--out", "/dev/null",
             ], timeout: 120)
             #expect(result.status == 0, "\(result.stderr)")
             let line = ((try? String(contentsOfFile: counts, encoding: .utf8)) ?? "")

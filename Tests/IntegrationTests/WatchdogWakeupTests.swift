@@ -28,8 +28,7 @@ extension Integration {
 
         @Test func idleLoopThreadsDoNotMultiplyTheWatchdogsWakeups() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop", flags: ["-Wall"])
+            let program = try ProcessRunner.compileBench("idle_loop", into: scratch, flags: ["-Wall"])
             let one = try wakeups(threads: 1, program: program, scratch: scratch)
             let many = try wakeups(threads: 64, program: program, scratch: scratch)
             #expect(one.ticks >= 2 * 19 && many.ticks >= 65 * 19, "the loops ran: \(one.ticks), \(many.ticks) timer ticks")
@@ -46,8 +45,7 @@ extension Integration {
         /// 110 now. Hangs are still found and sampled (RunLoopHangs, OptionEffects).
         @Test func aTenMillisecondLoopWakesTheWatchdogEveryOtherTick() throws {
             let scratch = try TestPaths.scratch()
-            let source = TestPaths.packageRoot.appendingPathComponent("Bench/idle_loop.c").path
-            let program = try ProcessRunner.compileC(source, into: scratch, name: "idle_loop", flags: ["-Wall"])
+            let program = try ProcessRunner.compileBench("idle_loop", into: scratch, flags: ["-Wall"])
             let fast = try wakeups(threads: 1, program: program, scratch: scratch, tickMs: 10)
             #expect(fast.ticks >= 2 * 190, "the loops ran: \(fast.ticks) timer ticks")
             #expect(fast.wakeups > 50 && fast.wakeups <= 150, "\(fast.wakeups) wakeups in 2 s")

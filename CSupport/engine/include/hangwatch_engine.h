@@ -77,7 +77,8 @@ uint32_t hw_log_sampling_epoch(const hw_log_header *log);
 /// come after the drain), or when `*stop` is set. Returns 1 when woken, 0
 /// when the time ran out (or a signal ended the wait), -1 when refused.
 int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns);
-/// Ends the reader's park now (any thread or process mapping the log).
+/// SIGNAL-SAFE (an atomic swap and a futex wake: `attach`'s Ctrl-C handler
+/// calls it). Ends the reader's park now (any thread or process mapping the log).
 void hw_log_reader_wake(hw_log_header *log);
 
 // ---- engine (engine.c) ------------------------------------------------------
