@@ -45,7 +45,7 @@ echo "  with the library, 1 s to 4 s:    ${lib[*]}   median $l"
 echo "  whole runs (ms): plain ${plain_all[*]}; library ${lib_all[*]}"
 idle_pct=$(awk -v a="$l" -v b="$p" 'BEGIN { printf "%.3f", (a - b) / 3000 * 100 }')
 idle_all_pct=$(awk -v a="$la" -v b="$pa" 'BEGIN { printf "%.3f", (a - b) / 4000 * 100 }')
-echo "  extra CPU: $idle_pct% of one core (main-queue probe every 20 ms, watchdog; the reader sleeps while nothing is sampled);"
+echo "  extra CPU: $idle_pct% of one core (main-queue probe only while dispatch work runs, else every 100 ms; watchdog; the reader sleeps while nothing is sampled);"
 echo "  over the whole run, start-up included: $idle_all_pct%"
 
 echo "------------------------------------------------------------------------------"

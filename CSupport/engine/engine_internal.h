@@ -340,6 +340,11 @@ void hw_exec_failed(bool prepared);
 // main_queue.c (probe mode: the in-process library under dispatchMain)
 /// The watchdog's per-tick duty for the main-queue probe.
 void hw_main_queue_probe_tick(uint64_t now);
+/// Probe mode: no dispatch work runs and no probe is out, so the watchdog may
+/// park (the next dispatch item wakes it). False when the hooks are not ours.
+bool hw_main_queue_idle(void);
+/// Probe mode: a parked watchdog still probes this often (its park's timeout).
+#define HW_PROBE_IDLE_NS (100 * 1000000ull)
 /// The OS main thread was found parked (sigsuspend/pause): dispatchMain() ran.
 void hw_main_thread_parked(hw_slot *slot);
 /// SIGNAL-SAFE. The main-queue slot if the calling thread is the worker running it.

@@ -216,9 +216,10 @@ static bool should_stop(void) {
 
 enum park_result { PARK_REFUSED, PARK_TIMED_OUT, PARK_WOKEN };
 
-/// Sleeps until a heartbeat wakes it or HW_PARK_TIMEOUT_NS passes; refused at
-/// once, without sleeping, when a watched loop is busy after all.
-static enum park_result park(void) {
+/// Sleeps until a heartbeat wakes it or `timeout_ns` passes; refused at
+/// once, without sleeping, when a watched loop is busy after all (or, in
+/// probe mode, dispatch work began).
+static enum park_result park(uint64_t timeout_ns) {
     __atomic_store_n(&hw_g.watchdog_parked, 1, __ATOMIC_SEQ_CST);
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
@@ -229,8 +230,11 @@ static enum park_result park(void) {
             return PARK_REFUSED;
         }
     }
-    if (should_stop()) { __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST); return PARK_REFUSED; }
-    struct timespec timeout = { 0, (long)HW_PARK_TIMEOUT_NS };
+    if (should_stop() || (hw_g.probe_main_queue && !hw_main_queue_idle())) {
+        __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST);
+        return PARK_REFUSED;
+    }
+    struct timespec timeout = { 0, (long)timeout_ns };
     syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAIT_PRIVATE, 1, &timeout, NULL, 0);
     // A heartbeat (or hw_watchdog_wake) that woke us took the flag to 0; a timeout left it at 1.
     return __atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL) ? PARK_TIMED_OUT : PARK_WOKEN;
@@ -322,9 +326,12 @@ static void *watchdog_main(void *arg) {
         for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady, &due);
         stride = sampling ? steady_stride(steady) : 1;
-        if (!sampling && !any_busy && !hw_g.probe_main_queue && now >= hold_until
+        // In probe mode it parks while no dispatch work runs: a probe is then
+        // due only every HW_PROBE_IDLE_NS (main_queue.c), the park's timeout.
+        bool may_park = hw_g.probe_main_queue ? hw_main_queue_idle() : true;
+        if (!sampling && !any_busy && may_park && now >= hold_until
             && now - last_woken >= HW_PARK_MIN_GAP_NS) {
-            enum park_result parked = park();
+            enum park_result parked = park(hw_g.probe_main_queue ? HW_PROBE_IDLE_NS : HW_PARK_TIMEOUT_NS);
             if (parked != PARK_REFUSED) {
                 next = hw_now_ns();
                 if (parked == PARK_WOKEN) {

@@ -1,7 +1,11 @@
 // dispatchMain() demo: the OS main thread parks for good and main-queue
 // blocks run on libdispatch worker threads. Two blocks stall the main queue:
 // importPhotos() for ~350 ms and updateBadge() for ~140 ms.
-// Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json]
+// Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json] [--idle | --sync-from-thread]
+//   --idle: no work at all, exits after 3 s (what the library costs an idle queue)
+//   --sync-from-thread: instead of the two blocks, a plain thread (not one of
+//     libdispatch's workers) runs syncedReport() for ~300 ms through
+//     DispatchQueue.main.sync while the queue is otherwise idle
 import Dispatch
 import DemoSupport
 #if canImport(Glibc)
@@ -25,7 +29,32 @@ startLibraryModeIfAsked(options)
     work.finish(result: digest)
 }
 
-DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { importPhotos() }
-DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { updateBadge() }
-DispatchQueue.main.asyncAfter(deadline: .now() + 1.1) { exit(0) }
+@inline(never) func syncedReport() {
+    let work = MeasuredWork(name: "syncedReport", measure: options.measureFile)
+    var digest: UInt64 = 0
+    while work.elapsedMs < 300 { digest = mixChunk(digest) }
+    work.finish(result: digest)
+}
+
+/// A plain pthread, so that no libdispatch worker is involved in the sync.
+func syncFromAPlainThread() {
+    var thread = pthread_t()
+    let made = pthread_create(&thread, nil, { _ in
+        usleep(400_000)
+        DispatchQueue.main.sync { syncedReport() }
+        usleep(200_000)
+        exit(0)
+    }, nil)
+    if made != 0 { exit(2) }
+}
+
+if CommandLine.arguments.contains("--idle") {
+    DispatchQueue.main.asyncAfter(deadline: .now() + 3) { exit(0) }
+} else if CommandLine.arguments.contains("--sync-from-thread") {
+    syncFromAPlainThread()
+} else {
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { importPhotos() }
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { updateBadge() }
+    DispatchQueue.main.asyncAfter(deadline: .now() + 1.1) { exit(0) }
+}
 dispatchMain()

@@ -30,12 +30,13 @@ package struct HangwatchRun {
     /// Runs a demo that watches itself with the HangWatch library (`--library REPORT.json`),
     /// with `environment` added to the test's own.
     package static func library(_ program: String, _ programArgs: [String] = [], environment: [String: String]? = nil,
-                                timeout: TimeInterval = 60) throws -> HangwatchRun {
+                                timeout: TimeInterval = 60,
+                                whileRunning: ((Process) -> Void)? = nil) throws -> HangwatchRun {
         let scratch = try TestPaths.scratch()
         let reportPath = scratch.appendingPathComponent("library-report.json").path
         let measurePath = scratch.appendingPathComponent("measure.txt").path
         let result = try ProcessRunner.run(program, programArgs + ["--library", reportPath, "--measure", measurePath],
-                                           environment: environment, timeout: timeout)
+                                           environment: environment, timeout: timeout, whileRunning: whileRunning)
         guard let data = FileManager.default.contents(atPath: reportPath) else {
             throw TestFailure("the library wrote no report; status \(result.status), stderr: \(result.stderr)")
         }
