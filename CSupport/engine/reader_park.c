@@ -43,6 +43,10 @@ void hw_log_sampling_ends(hw_log_header *log) {
     __atomic_add_fetch(&log->sampling_epoch, 1, __ATOMIC_SEQ_CST);
 }
 
+uint32_t hw_log_sampling_sessions(const hw_log_header *log) {
+    return __atomic_load_n(&log->sampling_sessions, __ATOMIC_RELAXED);
+}
+
 uint32_t hw_log_sampling_epoch(const hw_log_header *log) {
     return __atomic_load_n(&log->sampling_epoch, __ATOMIC_SEQ_CST);
 }

@@ -21,7 +21,7 @@ struct WaitStatus {
 }
 
 enum ChildWatcher {
-    /// Drains the sample log every `intervalMs` until the child exits, then
+    /// Drains the sample log every `intervalMs()` until the child exits, then
     /// reaps it with wait4 so its resource usage comes with its status.
     ///
     /// Between drains it sleeps in poll() on a pidfd of the child, so an exit
@@ -36,7 +36,7 @@ enum ChildWatcher {
     /// until the engine starts sampling, the child exits (a thread watching
     /// the pidfd wakes it) or `idleNs` passes: an idle program costs one
     /// wake-up a second, not twenty.
-    static func waitWhileDraining(pid: pid_t, intervalMs: Int32, parking log: SampleLog?, idleNs: UInt64,
+    static func waitWhileDraining(pid: pid_t, intervalMs: () -> Int32, parking log: SampleLog?, idleNs: UInt64,
                                   drain: () -> Bool) -> WaitStatus {
         var status: Int32 = 0
         var usage = rusage()
@@ -67,11 +67,11 @@ enum ChildWatcher {
             }
             if exitFd >= 0 && !exitSeen {
                 var exited = pollfd(fd: exitFd, events: Int16(POLLIN), revents: 0)
-                exitSeen = poll(&exited, 1, intervalMs) == 1
+                exitSeen = poll(&exited, 1, intervalMs()) == 1
             } else {
                 // Without a pidfd (kernels before 5.3, or refused) an exit is seen at the next poll:
                 // as before the pidfd, no later than 10 ms.
-                usleep(UInt32(min(intervalMs, 10)) * 1000)
+                usleep(UInt32(min(intervalMs(), 10)) * 1000)
             }
         }
         var result: WaitStatus

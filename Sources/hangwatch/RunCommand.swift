@@ -97,12 +97,13 @@ enum RunCommand {
             events?.append(told, live: live, collector: collector, nowNs: nowNs, final: final)
             exporter?.export(told)
         }
-        // A drain every 50 ms leaves the 64 MiB log far from full at 1 kHz; live
-        // events are due 50 ms after a hang ends, so with them it is every 10 ms.
+        // A drain every 50-200 ms (SampleLog.drainIntervalMs) leaves the 64 MiB log
+        // far from full at 1 kHz; live events are due 50 ms after a hang ends, so
+        // with them it is every 10 ms.
         // While no thread is sampled and no event is pending, the reader sleeps
         // until sampling starts, at most a second (a tenth of a rotation interval).
         let idleNs = SampleLog.parkLimitNs(rotationIntervalNs: options.rotation?.intervalNs)
-        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: live == nil ? 50 : 10, parking: log,
+        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: { live == nil ? SampleLog.drainIntervalMs(sessions: log.samplingSessions) : 10 }, parking: log,
                                                         idleNs: idleNs) {
             collector.drain(log, writerGone: false)
             guard let live else { return true }

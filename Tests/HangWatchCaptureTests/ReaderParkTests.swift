@@ -47,6 +47,20 @@ import Glibc
         usleep(20_000) // into the FUTEX_WAIT itself, most of the time
     }
 
+    /// Drains while threads are sampled: 200 ms apart for one, closer for more,
+    /// so that a drain never finds more than 50 ms of four threads' samples did.
+    @Test func drainsComeSoonerTheMoreThreadsAreSampled() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        #expect(log.samplingSessions == 0)
+        hw_log_sampling_begins(log.header)
+        hw_log_sampling_begins(log.header)
+        #expect(log.samplingSessions == 2)
+        #expect(SampleLog.drainIntervalMs(sessions: log.samplingSessions) == 100)
+        hw_log_sampling_ends(log.header)
+        hw_log_sampling_ends(log.header)
+        #expect([0, 1, 3, 4, 64].map { SampleLog.drainIntervalMs(sessions: $0) } == [200, 200, 66, 50, 50])
+    }
+
     @Test func sleepsToItsTimeoutWhileNothingIsSampled() throws {
         let log = try SampleLog(anonymousCapacity: 1 << 16)
         let (result, slept) = Self.park(log, timeoutNs: 150_000_000) {}

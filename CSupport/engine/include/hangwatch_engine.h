@@ -67,6 +67,8 @@ void hw_log_sampling_ends(hw_log_header *log);
 /// Engine start in a new process image: the sessions of the image exec
 /// replaced ended with its threads.
 void hw_log_sampling_reset(hw_log_header *log);
+/// Threads the watchdog samples now (the reader drains faster the more there are).
+uint32_t hw_log_sampling_sessions(const hw_log_header *log);
 /// Reader: the session epoch, read before a drain and handed to the park
 /// that follows it.
 uint32_t hw_log_sampling_epoch(const hw_log_header *log);
