@@ -41,6 +41,8 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
     // The main thread is registered now, from the constructor, so that no
     // registration (which allocates) ever happens inside a signal handler.
     if (getpid() == (pid_t)syscall(SYS_gettid)) (void)hw_current_slot();
+    // In-process the main-queue probe parks on dispatch work (main_queue.c).
+    if (!hw_g.interposed) hw_dispatch_brackets_install();
     if (hw_watchdog_start() != 0) { hw_g.running = false; return -1; }
     return 0;
 }

@@ -343,6 +343,17 @@ void hw_main_queue_probe_tick(uint64_t now);
 /// Probe mode: no dispatch work runs and no probe is out, so the watchdog may
 /// park (the next dispatch item wakes it). False when the hooks are not ours.
 bool hw_main_queue_idle(void);
+// dispatch_brackets.c
+/// Library mode, engine start: counts the dispatch work in flight through
+/// libdispatch's autorelease-pool hooks (once per process, never undone).
+void hw_dispatch_brackets_install(void);
+/// No counted dispatch work runs, and the hooks are still ours.
+bool hw_dispatch_brackets_idle(void);
+/// When counted work last began with none in flight (0: never, or not installed).
+uint64_t hw_dispatch_brackets_opened_ns(void);
+/// SIGNAL-SAFE. The calling thread runs inside counted dispatch work.
+bool hw_dispatch_bracket_here(void);
+
 /// Probe mode: a parked watchdog still probes this often (its park's timeout).
 #define HW_PROBE_IDLE_NS (100 * 1000000ull)
 /// The OS main thread was found parked (sigsuspend/pause): dispatchMain() ran.

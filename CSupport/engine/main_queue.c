@@ -89,17 +89,13 @@ void hw_main_thread_parks(void) {
 // says it is draining the main queue.
 //
 // Probes cost a worker's wake-up and the watchdog's, so they are sent only
-// while dispatch work runs. libdispatch calls two hooks it exports for an
-// autorelease pool (_dispatch_begin/end_NSAutoReleasePool, unset on Linux)
-// around every item a worker takes from a root queue; after dispatchMain()
-// the main queue is such an item, drained by a worker inside one bracket.
-// The library points the hooks at a counter of open brackets. While none is
-// open no main-queue block runs, so the watchdog parks, and the bracket that
-// takes the count from 0 wakes it (and stamps when the queue was last known
-// idle). While brackets are open it probes every HW_PROBE_INTERVAL_NS, as it
-// always did. The exception is a DispatchQueue.main.sync from a thread
-// outside libdispatch's pool: the block runs on the calling thread, in no
-// bracket. A parked watchdog still posts a probe every HW_PROBE_IDLE_NS for it.
+// while dispatch work runs (dispatch_brackets.c counts it): while none does,
+// no main-queue block runs either, and the watchdog parks; the work that ends
+// the park wakes it and stamps when the queue was last known idle. While work
+// runs it probes every HW_PROBE_INTERVAL_NS. A DispatchQueue.main.sync from a
+// thread outside libdispatch's pool (or from the one root queue not counted)
+// runs in no counted bracket: a parked watchdog still probes every
+// HW_PROBE_IDLE_NS for it.
 
 #include <dirent.h>
 #include <errno.h>
@@ -115,70 +111,13 @@ static struct {
     void *(*current_queue)(void);
     uint64_t posted_ns;   // atomic: when the outstanding probe was posted; 0 when none
     uint64_t last_run_ns; // atomic
+    // atomic: the start a stall would have without the bracket stamp, while
+    // its start came from one and its thread is not known yet; else 0
+    uint64_t unstamped_start_ns;
 } probe;
 
-/// The open brackets (see above), counted by the hooks libdispatch calls.
-static struct {
-    bool claimed;       // atomic: one thread sets the hooks (the main thread's exit and the watchdog both may)
-    bool installed;     // atomic: ours are set
-    uint32_t open;      // atomic: brackets begun and not ended, on every worker
-    uint64_t opened_ns; // atomic: when `open` last went from 0 to 1
-    void *root_queue;   // the main queue's target, where workers drain it
-} brackets;
-/// What bracket_begin returns, so bracket_end counts only brackets it counted
-/// (`&bracket_token[1]` for one it did not): one begun before the hooks were
-/// set ends with NULL. Never NULL itself: libdispatch may assume a pool.
-static char bracket_token[2];
-
-// Called by libdispatch on a worker before each root-queue item. Only items
-// of the root queue the main queue drains on are counted: libdispatch's
-// manager, which waits for events forever inside one item of another root
-// queue, would otherwise keep a bracket open for good.
-static void *bracket_begin(void) {
-    if (probe.current_queue() != brackets.root_queue) return &bracket_token[1];
-    if (__atomic_fetch_add(&brackets.open, 1, __ATOMIC_SEQ_CST) == 0) {
-        __atomic_store_n(&brackets.opened_ns, hw_now_ns(), __ATOMIC_RELEASE);
-        // Pairs with park(): it raises the flag, then reads the count.
-        if (__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_SEQ_CST)) {
-            int saved = errno; // between the program's items, but its errno all the same
-            hw_watchdog_wake();
-            errno = saved;
-        }
-    }
-    return &bracket_token[0];
-}
-
-// Called by libdispatch after the item, with what bracket_begin returned.
-static void bracket_end(void *pool) {
-    if (pool == &bracket_token[0]) __atomic_fetch_sub(&brackets.open, 1, __ATOMIC_SEQ_CST);
-}
-
-/// Sets the hooks once per process; never unset (a bracket still open would
-/// then never be counted down). Hooks someone else set are left alone, and
-/// the watchdog then probes every HW_PROBE_INTERVAL_NS without parking.
-static void install_brackets(void) {
-    bool unclaimed = false;
-    if (!__atomic_compare_exchange_n(&brackets.claimed, &unclaimed, true, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
-    void *(**begin)(void) = (void *(**)(void))dlsym(RTLD_DEFAULT, "_dispatch_begin_NSAutoReleasePool");
-    void (**end)(void *) = (void (**)(void *))dlsym(RTLD_DEFAULT, "_dispatch_end_NSAutoReleasePool");
-    if (!begin || !end || __atomic_load_n(begin, __ATOMIC_ACQUIRE) || __atomic_load_n(end, __ATOMIC_ACQUIRE)) return;
-    // The main queue's target, read where libdispatch publishes its layout for
-    // debuggers (dispatch_queue_offsets: version, then (offset, size) pairs;
-    // the target queue's pair is the 7th, from version 5 on).
-    const uint16_t *offsets = (const uint16_t *)dlsym(RTLD_DEFAULT, "dispatch_queue_offsets");
-    if (!offsets || offsets[0] < 5 || !offsets[13] || offsets[14] != sizeof(void *)) return;
-    brackets.root_queue = __atomic_load_n((void **)((char *)probe.main_queue + offsets[13]), __ATOMIC_ACQUIRE);
-    if (!brackets.root_queue) return;
-    // The end first: a bracket that got our token always finds our end.
-    __atomic_store_n(end, bracket_end, __ATOMIC_RELEASE);
-    __atomic_store_n(begin, bracket_begin, __ATOMIC_RELEASE);
-    __atomic_store_n(&brackets.installed, true, __ATOMIC_RELEASE);
-}
-
 bool hw_main_queue_idle(void) {
-    return __atomic_load_n(&brackets.installed, __ATOMIC_ACQUIRE) && __atomic_load_n(&brackets.open, __ATOMIC_SEQ_CST) == 0
-        && __atomic_load_n(&probe.posted_ns, __ATOMIC_SEQ_CST) == 0;
+    return hw_dispatch_brackets_idle() && __atomic_load_n(&probe.posted_ns, __ATOMIC_SEQ_CST) == 0;
 }
 
 static void probe_ran(void *unused) {
@@ -199,7 +138,6 @@ void hw_main_thread_parked(hw_slot *slot) {
     probe.async_f = (__typeof__(probe.async_f))dlsym(RTLD_DEFAULT, "dispatch_async_f");
     probe.current_queue = (__typeof__(probe.current_queue))dlsym(RTLD_DEFAULT, "dispatch_get_current_queue");
     if (!probe.main_queue || !probe.async_f || !probe.current_queue || !queue_slot()) return;
-    install_brackets();
     __atomic_store_n(&hw_g.probe_main_queue, true, __ATOMIC_RELEASE);
 }
 
@@ -241,11 +179,15 @@ void hw_main_queue_probe_tick(uint64_t now) {
         // middle, good to half the gap. (Work that began after the post, the
         // probe's own drain among it, says nothing of a stall outside any
         // bracket that was already on.)
-        uint64_t idle = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
-        uint64_t opened = __atomic_load_n(&brackets.installed, __ATOMIC_ACQUIRE)
-            ? __atomic_load_n(&brackets.opened_ns, __ATOMIC_ACQUIRE) : 0;
-        if (opened > idle && opened <= posted) idle = opened;
-        uint64_t start = idle && idle < posted ? posted - (posted - idle) / 2 : posted;
+        // The stamp holds only for a stall inside counted dispatch work: the
+        // thread found stuck says (hw_main_queue_identify_here), and one
+        // outside it gets the start the last answered probe alone gives.
+        uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
+        uint64_t opened = hw_dispatch_brackets_opened_ns();
+        uint64_t unstamped = last && last < posted ? posted - (posted - last) / 2 : posted;
+        uint64_t start = unstamped;
+        if (opened > last && opened <= posted) start = posted - (posted - opened) / 2;
+        __atomic_store_n(&probe.unstamped_start_ns, start != unstamped ? unstamped : 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->os_tid, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->busy_since_ns, start, __ATOMIC_RELAXED);
         __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
@@ -278,6 +220,13 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     uint64_t top = (uint64_t)(uintptr_t)pthread_self();
     slot->stack_lo = sp;
     slot->stack_hi = top > sp ? top : sp;
-    if (none == 0) hw_log_thread(slot); // reserve, prctl(PR_GET_NAME), commit: no locks
+    if (none == 0) {
+        // A stall outside counted dispatch work (main.sync from a plain thread)
+        // may predate the stamp its start was bounded by: take the earlier start.
+        uint64_t unstamped = __atomic_exchange_n(&probe.unstamped_start_ns, 0, __ATOMIC_ACQ_REL);
+        if (unstamped && !hw_dispatch_bracket_here())
+            __atomic_store_n(&slot->busy_since_ns, unstamped, __ATOMIC_RELEASE);
+        hw_log_thread(slot); // reserve, prctl(PR_GET_NAME), commit: no locks
+    }
     return slot;
 }

@@ -6,6 +6,9 @@
 //   --sync-from-thread: instead of the two blocks, a plain thread (not one of
 //     libdispatch's workers) runs syncedReport() for ~300 ms through
 //     DispatchQueue.main.sync while the queue is otherwise idle
+//   --sync-from-worker: the same from a global queue's worker
+//   --background-ticks: also a global-queue timer every 30 ms (dispatch work
+//     unrelated to the main queue)
 import Dispatch
 import DemoSupport
 #if canImport(Glibc)
@@ -48,10 +51,21 @@ func syncFromAPlainThread() {
     if made != 0 { exit(2) }
 }
 
+/// Dispatch work every 30 ms that has nothing to do with the main queue.
+func backgroundTick() {
+    DispatchQueue.global().asyncAfter(deadline: .now() + 0.03) { backgroundTick() }
+}
+if CommandLine.arguments.contains("--background-ticks") { backgroundTick() }
+
 if CommandLine.arguments.contains("--idle") {
     DispatchQueue.main.asyncAfter(deadline: .now() + 3) { exit(0) }
 } else if CommandLine.arguments.contains("--sync-from-thread") {
     syncFromAPlainThread()
+} else if CommandLine.arguments.contains("--sync-from-worker") {
+    DispatchQueue.global().asyncAfter(deadline: .now() + 0.4) {
+        DispatchQueue.main.sync { syncedReport() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { exit(0) }
+    }
 } else {
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { importPhotos() }
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { updateBadge() }

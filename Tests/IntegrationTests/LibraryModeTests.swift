@@ -73,8 +73,9 @@ extension Integration {
                 let work = try #require(library.work(name).first)
                 let hang = try #require(library.hang(startingNear: work, toleranceMs: 25))
                 // The block's dispatch work woke the parked watchdog, and its start stamp bounds
-                // the stall's: 0.1-0.3 ms off here (±20 ms while the probe's interval did).
-                #expect(abs(hang.durationMs - work.durationMs) <= 10, "\(name): \(hang.durationMs) vs \(work.durationMs)")
+                // the stall's: 0.1-0.3 ms off here (±20 ms while the probe's interval did). A
+                // watchdog polling, not parked, posts its probe up to 20 ms after the stamp: 15.
+                #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(name): \(hang.durationMs) vs \(work.durationMs)")
                 #expect(hang.thread.role == "main-queue")
                 #expect(hang.thread.tid != library.report.process.pid)
             }
@@ -104,7 +105,7 @@ extension Integration {
             #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
             let hang = try #require(library.report.hangs.first)
             let work = try #require(library.work("rebuildSearchIndex").first)
-            #expect(abs(hang.durationMs - work.durationMs) <= 10, "\(hang.durationMs) vs \(work.durationMs)") // as dispatchMainLibraryProbe
+            #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) vs \(work.durationMs)") // as dispatchMainLibraryProbe
             #expect(hang.reported)
             #expect(reportedFunctions(library.report, among: ["rebuildSearchIndex"]) == ["rebuildSearchIndex"])
         }
