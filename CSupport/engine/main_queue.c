@@ -154,6 +154,14 @@ static void ask_running_threads(void) {
     closedir(dir);
 }
 
+/// SIGNAL-SAFE (atomics only). The stall's start goes back to what the probes
+/// alone say, once: it is earlier than the stamp's.
+static void take_unstamped_start(hw_slot *slot) {
+    uint64_t unstamped = __atomic_exchange_n(&probe.unstamped_start_ns, 0, __ATOMIC_ACQ_REL);
+    if (unstamped && unstamped < __atomic_load_n(&slot->busy_since_ns, __ATOMIC_ACQUIRE))
+        __atomic_store_n(&slot->busy_since_ns, unstamped, __ATOMIC_RELEASE);
+}
+
 void hw_main_queue_probe_tick(uint64_t now) {
     hw_slot *slot = queue_slot();
     if (!slot) return;
@@ -179,15 +187,16 @@ void hw_main_queue_probe_tick(uint64_t now) {
         // middle, good to half the gap. (Work that began after the post, the
         // probe's own drain among it, says nothing of a stall outside any
         // bracket that was already on.)
-        // The stamp holds only for a stall inside counted dispatch work: the
-        // thread found stuck says (hw_main_queue_identify_here), and one
-        // outside it gets the start the last answered probe alone gives.
+        // The stamp holds only for a stall inside counted dispatch work. One
+        // outside it gets the start the last answered probe alone gives, as
+        // soon as that shows: no counted work runs while it lasts (below), or
+        // the thread found stuck runs outside any (hw_main_queue_identify_here).
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
         uint64_t unstamped = last && last < posted ? posted - (posted - last) / 2 : posted;
         uint64_t start = unstamped;
         if (opened > last && opened <= posted) start = posted - (posted - opened) / 2;
-        __atomic_store_n(&probe.unstamped_start_ns, start != unstamped ? unstamped : 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&probe.unstamped_start_ns, unstamped < start ? unstamped : 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->os_tid, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->busy_since_ns, start, __ATOMIC_RELAXED);
         __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
@@ -195,6 +204,10 @@ void hw_main_queue_probe_tick(uint64_t now) {
         // The probe may have run in between: then this period is already over.
         if (__atomic_load_n(&probe.posted_ns, __ATOMIC_ACQUIRE) == 0) hw_heartbeat_wait_begin(slot);
     }
+    // Still stuck while no counted work runs: the stall is outside any (a
+    // main.sync from a plain thread, blocked or not).
+    if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY && hw_dispatch_brackets_idle())
+        take_unstamped_start(slot);
     if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) ask_running_threads();
 }
 
@@ -223,9 +236,7 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     if (none == 0) {
         // A stall outside counted dispatch work (main.sync from a plain thread)
         // may predate the stamp its start was bounded by: take the earlier start.
-        uint64_t unstamped = __atomic_exchange_n(&probe.unstamped_start_ns, 0, __ATOMIC_ACQ_REL);
-        if (unstamped && !hw_dispatch_bracket_here())
-            __atomic_store_n(&slot->busy_since_ns, unstamped, __ATOMIC_RELEASE);
+        if (!hw_dispatch_bracket_here()) take_unstamped_start(slot);
         hw_log_thread(slot); // reserve, prctl(PR_GET_NAME), commit: no locks
     }
     return slot;

@@ -202,8 +202,10 @@ static void take_sample(hw_slot *slot) {
 // then); one that began between two polls is found by the next, at most
 // 2 * arm_ns into it. Hang lengths come from the heartbeat either way.
 // The heartbeat reads the flag without a fence, so a wakeup can be missed
-// when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late
-// (HW_PROBE_IDLE_NS in the library's probe mode, whose wakes are fenced).
+// when both race: the timeout bounds that to HW_PARK_TIMEOUT_NS late. In the
+// library's probe mode the timeout is HW_PROBE_IDLE_NS: the dispatch work
+// that wakes it there is fenced, but a LoopHeartbeat's or FrameMonitor's
+// wake in that mode may be up to that late.
 #define HW_PARK_MIN_GAP_NS (10 * 1000000ull)
 #define HW_PARK_WORTH_NS (20 * 1000000ull)
 #define HW_PARK_HOLD_NS (100 * 1000000ull)

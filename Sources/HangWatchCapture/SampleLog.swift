@@ -97,6 +97,13 @@ package final class SampleLog {
         hw_log_reader_park(header, epoch ?? epochAtLastDrain, stop, timeoutNs) >= 0
     }
 
+    /// Between two drains while threads are sampled: sleeps `timeoutNs`, less
+    /// when the engine starts sampling another thread (the interval then
+    /// shortens) or `stop` is set. See `hw_log_reader_wait`.
+    package func waitReader(stop: UnsafePointer<UInt32>?, timeoutNs: UInt64) {
+        _ = hw_log_reader_wait(header, epochAtLastDrain, stop, timeoutNs)
+    }
+
     /// Ring position up to which this process's page mappings were dropped.
     private var releasedPosition: UInt64 = 0
 

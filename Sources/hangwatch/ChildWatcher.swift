@@ -24,9 +24,11 @@ enum ChildWatcher {
     /// Drains the sample log every `intervalMs()` until the child exits, then
     /// reaps it with wait4 so its resource usage comes with its status.
     ///
-    /// Between drains it sleeps in poll() on a pidfd of the child, so an exit
-    /// is seen at once, not up to an interval later; without pidfd_open
-    /// (kernels before 5.3) it sleeps the interval. Each wake-up costs this
+    /// Between drains it sleeps on the log, woken by the child's exit (a
+    /// thread polls a pidfd of it) and by the engine starting to sample
+    /// another thread (the interval shortens), so an exit is seen at once, not
+    /// up to an interval later; without pidfd_open (kernels before 5.3) it
+    /// sleeps the interval. Each wake-up costs this
     /// process some 20-80 µs on a 2-vCPU VM, which at 1 kHz sampling is the
     /// larger part of its cost per sample: callers wake often only when
     /// somebody waits for live events.
@@ -65,7 +67,11 @@ enum ChildWatcher {
             if mayPark, let log, let exitWatch, log.parkReader(stop: hw_cli_exit_watch_flag(exitWatch), timeoutNs: idleNs) {
                 continue
             }
-            if exitFd >= 0 && !exitSeen {
+            // Once the exit is seen the wait would return at once: the pidfd and sleep paths below.
+            if let log, let exitWatch, let flag = hw_cli_exit_watch_flag(exitWatch), flag.pointee == 0 {
+                // Woken early by the exit, or by another thread's sampling starting.
+                log.waitReader(stop: flag, timeoutNs: UInt64(intervalMs()) * 1_000_000)
+            } else if exitFd >= 0 && !exitSeen {
                 var exited = pollfd(fd: exitFd, events: Int16(POLLIN), revents: 0)
                 exitSeen = poll(&exited, 1, intervalMs()) == 1
             } else {

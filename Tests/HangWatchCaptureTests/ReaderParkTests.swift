@@ -87,6 +87,36 @@ import Glibc
         #expect(log.header.pointee.sampling_sessions == 0)
     }
 
+    /// Between drains while a thread is sampled, the reader waits its interval,
+    /// but another thread's sampling starting cuts the wait short (the interval
+    /// shortens with it); a session that began since the drain refuses it.
+    @Test func anotherSessionCutsTheWaitBetweenDrainsShort() throws {
+        let log = try SampleLog(anonymousCapacity: 1 << 16)
+        hw_log_sampling_begins(log.header)
+        let outcome = Mutex<(Int32, UInt64)?>(nil)
+        nonisolated(unsafe) let header = log.header
+        let epoch = hw_log_sampling_epoch(log.header)
+        let thread = Thread {
+            var all = sigset_t()
+            sigfillset(&all)
+            pthread_sigmask(SIG_BLOCK, &all, nil)
+            let start = Self.monotonicNs()
+            let result = hw_log_reader_wait(header, epoch, nil, 30_000_000_000)
+            outcome.withLock { $0 = (result, Self.monotonicNs() - start) }
+        }
+        thread.start()
+        Self.waitUntilParked(log)
+        hw_log_sampling_begins(log.header)
+        while outcome.withLock({ $0 == nil }) { usleep(1_000) }
+        let (result, slept) = try #require(outcome.withLock { $0 })
+        #expect(result == 1)
+        #expect(slept < 5_000_000_000, "slept \(slept) ns")
+        #expect(hw_log_reader_wait(log.header, epoch, nil, 30_000_000_000) == -1)
+        #expect(hw_log_reader_wait(log.header, hw_log_sampling_epoch(log.header), nil, 1_000_000) == 0)
+        hw_log_sampling_ends(log.header)
+        hw_log_sampling_ends(log.header)
+    }
+
     /// A session that began and ended after the reader's drain began (a short
     /// hang that came and went while the drain ran) leaves the count at zero,
     /// but its records may have come after the drain: no park.

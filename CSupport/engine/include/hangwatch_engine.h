@@ -72,6 +72,12 @@ uint32_t hw_log_sampling_sessions(const hw_log_header *log);
 /// Reader: the session epoch, read before a drain and handed to the park
 /// that follows it.
 uint32_t hw_log_sampling_epoch(const hw_log_header *log);
+/// Reader, while threads are sampled: sleeps until the watchdog starts
+/// sampling another, `*stop` (optional) is set and hw_log_reader_wake called,
+/// or `timeout_ns` passes (its next drain). Refused at once when a session
+/// began or ended since `epoch` was read, or when `*stop` is set. Returns as
+/// hw_log_reader_park does.
+int hw_log_reader_wait(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns);
 /// Reader: sleeps until the watchdog starts sampling a thread, `*stop`
 /// (optional) is set and hw_log_reader_wake called, or `timeout_ns` passes.
 /// Refused at once, without sleeping, while a thread is being sampled, when
