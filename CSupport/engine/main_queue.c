@@ -98,7 +98,6 @@ void hw_main_thread_parks(void) {
 // HW_PROBE_IDLE_NS for it.
 
 #include <dirent.h>
-#include <errno.h>
 #include <signal.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -184,13 +183,12 @@ void hw_main_queue_probe_tick(uint64_t now) {
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_WAITING) {
         // The queue was idle when it last answered, or when the dispatch work
         // began that woke a parked watchdog, and stuck by `posted`: take the
-        // middle, good to half the gap. (Work that began after the post, the
-        // probe's own drain among it, says nothing of a stall outside any
-        // bracket that was already on.)
-        // The stamp holds only for a stall inside counted dispatch work. One
-        // outside it gets the start the last answered probe alone gives, as
-        // soon as that shows: no counted work runs while it lasts (below), or
-        // the thread found stuck runs outside any (hw_main_queue_identify_here).
+        // middle, good to half the gap. Work that began after the post (the
+        // probe's own drain among it) is no bound. And the stamp holds only
+        // for a stall inside counted dispatch work: one outside it gets the
+        // start the last answered probe alone gives, as soon as that shows
+        // (no counted work runs while it lasts, below; or the thread found
+        // stuck runs outside any, hw_main_queue_identify_here).
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
         uint64_t unstamped = last && last < posted ? posted - (posted - last) / 2 : posted;
