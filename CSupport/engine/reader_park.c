@@ -62,21 +62,13 @@ void hw_log_reader_wake(hw_log_header *log) {
         syscall(SYS_futex, &log->reader_parked, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 }
 
-int hw_log_reader_wait(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns) {
+/// The reader's sleep on the log, for both of its callers below: refused at
+/// once when a session began or ended since `epoch`, when `*stop` is set, or
+/// (parking) while any thread is sampled.
+static int sleep_on_log(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns,
+                        bool refuse_while_sampling) {
     __atomic_store_n(&log->reader_parked, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&log->sampling_epoch, __ATOMIC_SEQ_CST) != epoch
-        || (stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST))) {
-        __atomic_store_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST);
-        return -1;
-    }
-    struct timespec timeout = { (time_t)(timeout_ns / 1000000000ull), (long)(timeout_ns % 1000000000ull) };
-    syscall(SYS_futex, &log->reader_parked, FUTEX_WAIT, 1, &timeout, NULL, 0);
-    return __atomic_exchange_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST) ? 0 : 1;
-}
-
-int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns) {
-    __atomic_store_n(&log->reader_parked, 1, __ATOMIC_SEQ_CST);
-    if (__atomic_load_n(&log->sampling_sessions, __ATOMIC_SEQ_CST) != 0
+    if ((refuse_while_sampling && __atomic_load_n(&log->sampling_sessions, __ATOMIC_SEQ_CST) != 0)
         || __atomic_load_n(&log->sampling_epoch, __ATOMIC_SEQ_CST) != epoch
         || (stop && __atomic_load_n(stop, __ATOMIC_SEQ_CST))) {
         __atomic_store_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST);
@@ -86,4 +78,12 @@ int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop,
     syscall(SYS_futex, &log->reader_parked, FUTEX_WAIT, 1, &timeout, NULL, 0);
     // A wake took the word to 0; a timeout (or a signal) left it at 1.
     return __atomic_exchange_n(&log->reader_parked, 0, __ATOMIC_SEQ_CST) ? 0 : 1;
+}
+
+int hw_log_reader_wait(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns) {
+    return sleep_on_log(log, epoch, stop, timeout_ns, false);
+}
+
+int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop, uint64_t timeout_ns) {
+    return sleep_on_log(log, epoch, stop, timeout_ns, true);
 }

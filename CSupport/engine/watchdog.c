@@ -331,8 +331,7 @@ static void *watchdog_main(void *arg) {
         stride = sampling ? steady_stride(steady) : 1;
         // In probe mode it parks while no dispatch work runs: a probe is then
         // due only every HW_PROBE_IDLE_NS (main_queue.c), the park's timeout.
-        bool may_park = hw_g.probe_main_queue ? hw_main_queue_idle() : true;
-        if (!sampling && !any_busy && may_park && now >= hold_until
+        if (!sampling && !any_busy && (!hw_g.probe_main_queue || hw_main_queue_idle()) && now >= hold_until
             && now - last_woken >= HW_PARK_MIN_GAP_NS) {
             enum park_result parked = park(hw_g.probe_main_queue ? HW_PROBE_IDLE_NS : HW_PARK_TIMEOUT_NS);
             if (parked != PARK_REFUSED) {

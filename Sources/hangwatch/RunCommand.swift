@@ -103,8 +103,8 @@ enum RunCommand {
         // While no thread is sampled and no event is pending, the reader sleeps
         // until sampling starts, at most a second (a tenth of a rotation interval).
         let idleNs = SampleLog.parkLimitNs(rotationIntervalNs: options.rotation?.intervalNs)
-        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: { live == nil ? SampleLog.drainIntervalMs(sessions: log.samplingSessions) : 10 }, parking: log,
-                                                        idleNs: idleNs) {
+        let intervalMs = { live == nil ? SampleLog.drainIntervalMs(sessions: log.samplingSessions) : 10 }
+        let waitStatus = ChildWatcher.waitWhileDraining(pid: pid, intervalMs: intervalMs, parking: log, idleNs: idleNs) {
             collector.drain(log, writerGone: false)
             guard let live else { return true }
             let now = SystemClock.monotonicNs()

@@ -1,4 +1,5 @@
 import Foundation
+import HangWatchModel
 import HangWatchTestSupport
 import Testing
 
@@ -26,6 +27,18 @@ extension Integration {
             return counts.count == 2 ? counts.reduce(0, +) : nil
         }
 
+        /// Runs DispatchMainDemo's syncedReport() stall (`arguments` say from
+        /// where) and returns its one hang, after the checks every case shares.
+        static func syncStall(_ arguments: [String]) throws -> (hang: Hang, work: MeasuredWork, pid: Int) {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, arguments)
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            let work = try #require(library.work("syncedReport").first)
+            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
+            let hang = try #require(library.report.hangs.first)
+            #expect(hang.thread.role == "main-queue")
+            return (hang, work, library.report.process.pid)
+        }
+
         /// An idle queue lets the watchdog park: a probe every 100 ms and the check
         /// after it, about 17 wake-ups a second. Probing every 20 ms made 50.
         @Test func anIdleQueueLetsTheWatchdogPark() throws {
@@ -51,13 +64,8 @@ extension Integration {
         /// (Counting only the main queue's own root queue left it to the 100 ms
         /// probe: off by up to 60 ms, or lost when short.)
         @Test func aSyncFromAWorkerIsTimedLikeAMainQueueBlock() throws {
-            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--sync-from-worker"])
-            #expect(library.result.status == 0, "\(library.result.stderr)")
-            let work = try #require(library.work("syncedReport").first)
-            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
-            let hang = try #require(library.report.hangs.first)
+            let (hang, work, _) = try Self.syncStall(["--sync-from-worker"])
             #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) ms for \(work.durationMs) ms of work")
-            #expect(hang.thread.role == "main-queue")
         }
 
         /// DispatchQueue.main.sync from a plain thread runs the block on that
@@ -72,15 +80,10 @@ extension Integration {
         /// within 70 ms, though it can halve a stall that began before a park.
         @Test(arguments: [[], ["--background-ticks"]])
         func aSyncFromAPlainThreadIsStillFound(extra: [String]) throws {
-            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--sync-from-thread"] + extra)
-            #expect(library.result.status == 0, "\(library.result.stderr)")
-            let work = try #require(library.work("syncedReport").first)
-            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
-            let hang = try #require(library.report.hangs.first)
+            let (hang, work, pid) = try Self.syncStall(["--sync-from-thread"] + extra)
             // Half a gap of up to 120 ms either way: 262-266 ms alone here, 319-350 ms with the ticks.
             #expect(abs(hang.durationMs - work.durationMs) <= 70, "\(hang.durationMs) ms for \(work.durationMs) ms of work")
-            #expect(hang.thread.role == "main-queue")
-            #expect(hang.thread.tid != library.report.process.pid)
+            #expect(hang.thread.tid != pid)
         }
     }
 }
