@@ -338,8 +338,9 @@ bool hw_exec_prepare(void);
 void hw_exec_failed(bool prepared);
 
 // main_queue.c (probe mode: the in-process library under dispatchMain)
-/// The watchdog's per-tick duty for the main-queue probe.
-void hw_main_queue_probe_tick(uint64_t now);
+/// The watchdog's per-tick duty for the main-queue probe; returns when it is
+/// next due (UINT64_MAX: nothing of its own).
+uint64_t hw_main_queue_probe_tick(uint64_t now);
 /// Probe mode: no dispatch work runs and no probe is out, so the watchdog may
 /// park (the next dispatch item wakes it). False when the hooks are not ours.
 bool hw_main_queue_idle(void);

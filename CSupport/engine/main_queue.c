@@ -91,11 +91,16 @@ void hw_main_thread_parks(void) {
 // Probes cost a worker's wake-up and the watchdog's, so they are sent only
 // while dispatch work runs (dispatch_brackets.c counts it): while none does,
 // no main-queue block runs either, and the watchdog parks; the work that ends
-// the park wakes it and stamps when the queue was last known idle. While work
-// runs it probes every HW_PROBE_INTERVAL_NS. A DispatchQueue.main.sync from a
-// thread outside libdispatch's pool (or from the one root queue not counted)
-// runs in no counted bracket: a parked watchdog still probes every
-// HW_PROBE_IDLE_NS for it.
+// the park wakes it and stamps when the queue was last known idle. A stall's
+// start is good to half the gap between the last answered probe and the
+// stuck one, and work that begins after a quiet spell often reaches the main
+// queue a fraction of a millisecond later, just behind the first probe (a
+// Task.sleep's timer fires on a worker, which then enqueues the MainActor
+// job): so the first probe goes out at once, and the gaps after it double
+// from HW_PROBE_FIRST_GAP_NS to HW_PROBE_INTERVAL_NS, where they stay while
+// work runs. A DispatchQueue.main.sync from a thread outside libdispatch's
+// pool (or from the one root queue not counted) runs in no counted bracket: a
+// parked watchdog still probes every HW_PROBE_IDLE_NS for it.
 
 #include <dirent.h>
 #include <signal.h>
@@ -103,6 +108,11 @@ void hw_main_thread_parks(void) {
 #include <stdlib.h>
 
 #define HW_PROBE_INTERVAL_NS (20 * 1000000ull)
+#define HW_PROBE_FIRST_GAP_NS (2 * 1000000ull)
+#define HW_PROBE_RESTART_NS HW_PROBE_IDLE_NS
+#define HW_PROBE_TRAIL_NS (1000000ull)
+/// A probe due this soon goes out at the tick at hand (saves a wake-up).
+#define HW_PROBE_EARLY_NS (1000000ull)
 
 static struct {
     void *main_queue;
@@ -110,6 +120,10 @@ static struct {
     void *(*current_queue)(void);
     uint64_t posted_ns;   // atomic: when the outstanding probe was posted; 0 when none
     uint64_t last_run_ns; // atomic
+    // The watchdog's own (only it reads or writes them):
+    uint64_t last_posted_ns; // when the last probe went out
+    uint64_t gap_ns;         // from it to the next one, while dispatch work runs
+    uint64_t restart_ns;     // when work after a quiet spell last restarted the gaps
     // atomic: the start a stall would have without the bracket stamp, while
     // its start came from one and its thread is not known yet; else 0
     uint64_t unstamped_start_ns;
@@ -161,39 +175,74 @@ static void take_unstamped_start(hw_slot *slot) {
         __atomic_store_n(&slot->busy_since_ns, unstamped, __ATOMIC_RELEASE);
 }
 
-void hw_main_queue_probe_tick(uint64_t now) {
+/// When the next probe is due, none being out. Dispatch work that began
+/// since the last probe answered restarts the gaps, even if it is over: a
+/// timer's worker that woke the watchdog may be done before the watchdog
+/// runs, the MainActor job it enqueued not yet begun. Not the probe's own
+/// drain: it begins before the probe answers, and the worker opens one more
+/// bracket 1-20 µs after it (measured), which HW_PROBE_TRAIL_NS leaves out.
+/// At most once per HW_PROBE_RESTART_NS, so short work every few
+/// milliseconds costs no more than a few extra probes a second.
+static uint64_t next_probe_due(uint64_t now, uint64_t last_run, bool *restart) {
+    uint64_t opened = hw_dispatch_brackets_opened_ns();
+    *restart = opened > last_run + HW_PROBE_TRAIL_NS
+        && (!probe.restart_ns || now - probe.restart_ns >= HW_PROBE_RESTART_NS);
+    if (*restart) return now;
+    if (hw_main_queue_idle()) return last_run + HW_PROBE_IDLE_NS;
+    return probe.last_posted_ns + probe.gap_ns;
+}
+
+/// Posts a probe; the gap to the next one restarts at HW_PROBE_FIRST_GAP_NS
+/// or doubles, up to HW_PROBE_INTERVAL_NS.
+static void post_probe(uint64_t now, bool restart) {
+    __atomic_store_n(&probe.posted_ns, now, __ATOMIC_RELEASE);
+    if (restart) probe.restart_ns = now;
+    uint64_t doubled = probe.gap_ns * 2;
+    probe.gap_ns = restart ? HW_PROBE_FIRST_GAP_NS
+        : doubled && doubled < HW_PROBE_INTERVAL_NS ? doubled : HW_PROBE_INTERVAL_NS;
+    probe.last_posted_ns = now;
+    // libdispatch may create a worker from this call, and a new thread
+    // inherits the caller's signal mask: post with the program's own mask,
+    // not the watchdog's block-everything one, or that worker would never
+    // take SIGPROF again.
+    sigset_t watchdog_mask;
+    pthread_sigmask(SIG_SETMASK, &hw_g.program_sigmask, &watchdog_mask);
+    probe.async_f(probe.main_queue, NULL, probe_ran);
+    pthread_sigmask(SIG_SETMASK, &watchdog_mask, NULL);
+}
+
+uint64_t hw_main_queue_probe_tick(uint64_t now) {
     hw_slot *slot = queue_slot();
-    if (!slot) return;
+    if (!slot) return UINT64_MAX;
     uint64_t posted = __atomic_load_n(&probe.posted_ns, __ATOMIC_ACQUIRE);
     if (posted == 0) {
-        uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
-        if (now - last < (hw_main_queue_idle() ? HW_PROBE_IDLE_NS : HW_PROBE_INTERVAL_NS)) return;
-        __atomic_store_n(&probe.posted_ns, now, __ATOMIC_RELEASE);
-        // libdispatch may create a worker from this call, and a new thread
-        // inherits the caller's signal mask: post with the program's own mask,
-        // not the watchdog's block-everything one, or that worker would never
-        // take SIGPROF again.
-        sigset_t watchdog_mask;
-        pthread_sigmask(SIG_SETMASK, &hw_g.program_sigmask, &watchdog_mask);
-        probe.async_f(probe.main_queue, NULL, probe_ran);
-        pthread_sigmask(SIG_SETMASK, &watchdog_mask, NULL);
-        return;
+        bool restart;
+        uint64_t due = next_probe_due(now, __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE), &restart);
+        if (due > now + HW_PROBE_EARLY_NS) return due;
+        post_probe(now, restart);
+        return now + probe.gap_ns;
     }
-    if (now - posted < hw_g.config.arm_ns) return;
+    // Out and not answered: stuck once it has been out arm_ns.
+    if (now - posted < hw_g.config.arm_ns) return posted + hw_g.config.arm_ns;
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_WAITING) {
         // The queue was idle when it last answered, or when the dispatch work
         // began that woke a parked watchdog, and stuck by `posted`: take the
-        // middle, good to half the gap. Work that began after the post (the
-        // probe's own drain among it) is no bound. And the stamp holds only
-        // for a stall inside counted dispatch work: one outside it gets the
-        // start the last answered probe alone gives, as soon as that shows
-        // (no counted work runs while it lasts, below; or the thread found
-        // stuck runs outside any, hw_main_queue_identify_here).
+        // middle, good to half the gap. Work that began after the post, with
+        // none in flight before it, is the stall's own: a stall inside counted
+        // work that began earlier would have kept the count above zero. The
+        // probe is stuck behind it, so it began then (a worker woke by a
+        // Task.sleep timer enqueues the MainActor job, the watchdog posts on
+        // the same wake, and the queue's drain starts after both). And the
+        // stamp holds only for a stall inside counted dispatch work: one
+        // outside it gets the start the last answered probe alone gives, as
+        // soon as that shows (no counted work runs while it lasts, below; or
+        // the thread found stuck runs outside any, hw_main_queue_identify_here).
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
         uint64_t unstamped = last && last < posted ? posted - (posted - last) / 2 : posted;
         uint64_t start = unstamped;
-        if (opened > last && opened <= posted) start = posted - (posted - opened) / 2;
+        if (opened > posted) start = opened;
+        else if (opened > last) start = posted - (posted - opened) / 2;
         __atomic_store_n(&probe.unstamped_start_ns, unstamped < start ? unstamped : 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->os_tid, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->busy_since_ns, start, __ATOMIC_RELAXED);
@@ -207,6 +256,7 @@ void hw_main_queue_probe_tick(uint64_t now) {
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY && hw_dispatch_brackets_idle())
         take_unstamped_start(slot);
     if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) ask_running_threads();
+    return UINT64_MAX; // the stall is the slot's busy period now: the watchdog ticks for it
 }
 
 // SIGNAL-SAFE: an atomic load and gettid.

@@ -324,7 +324,7 @@ static void *watchdog_main(void *arg) {
         uint32_t steady = UINT32_MAX;
         uint64_t due = UINT64_MAX;
         hw_tsc_clock_tick(now);
-        if (hw_g.probe_main_queue) hw_main_queue_probe_tick(now);
+        if (hw_g.probe_main_queue) due = hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady, &due);
@@ -345,7 +345,8 @@ static void *watchdog_main(void *arg) {
         }
         // Sample on a fixed grid while a session runs; otherwise poll slowly.
         // In probe mode one wake per probe interval both checks the last probe
-        // and posts the next (HW_PROBE_TICKS idle polls).
+        // and posts the next (HW_PROBE_TICKS idle polls); the probe's own due
+        // time (a quick follow-up, or a stuck check) can come sooner.
         next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : HW_IDLE_POLLS * idle_poll);
         if (!sampling && due < next) next = due; // a busy period seen: sampled from arm_ns on, not later
         now = hw_now_ns();

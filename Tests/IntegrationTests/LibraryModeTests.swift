@@ -105,7 +105,10 @@ extension Integration {
             #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
             let hang = try #require(library.report.hangs.first)
             let work = try #require(library.work("rebuildSearchIndex").first)
-            #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) vs \(work.durationMs)") // as dispatchMainLibraryProbe
+            // The timer's worker wakes the watchdog, whose first probe often runs just ahead of the
+            // MainActor job; the follow-up 2 ms later bounds the start: within 0.8 ms here, 4 ms
+            // with both cores busy. Before the follow-up, 8 of 12 runs were 19.6-36 ms off.
+            #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) vs \(work.durationMs)")
             #expect(hang.reported)
             #expect(reportedFunctions(library.report, among: ["rebuildSearchIndex"]) == ["rebuildSearchIndex"])
         }
