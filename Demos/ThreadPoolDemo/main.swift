@@ -57,8 +57,11 @@ enum IndexChecksum {
     /// Spins on arithmetic until `deadline` (CLOCK_MONOTONIC ns): the hang.
     @inline(never) static func spin(until deadline: UInt64) -> UInt64 {
         var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        // The clock is read every ~1/4 M rounds (a few hundred µs): a dump
+        // must catch this function on top, not clock_gettime, which on a VM
+        // without a usable TSC is a real system call of microseconds.
         while now() < deadline {
-            for i in 0..<4096 { h = (h ^ UInt64(i)) &* 0x100_0000_01b3 }
+            for i in 0..<(1 << 18) { h = (h ^ UInt64(i)) &* 0x100_0000_01b3 }
         }
         return h
     }
