@@ -288,6 +288,9 @@ int hw_proc_open_task_file(pid_t tid, const char *name);
 /// A descriptor the watchdog just opened, moved away from the numbers the
 /// program is given when the table is shared (library mode). Returns the one to use.
 int hw_proc_keep_away_fd(int fd);
+/// The bounds [*lo, *hi) of the mapping of this process that holds `addr`
+/// (/proc/self/maps): a thread's stack, given its stack pointer.
+bool hw_proc_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 // ---- the heartbeat's clock (tsc_clock.c); the watchdog calls these ----------
 /// Decide whether the TSC can serve (clocksource, CPU flags, config) and take
@@ -344,6 +347,14 @@ uint64_t hw_main_queue_probe_tick(uint64_t now);
 /// Probe mode: no dispatch work runs and no probe is out, so the watchdog may
 /// park (the next dispatch item wakes it). False when the hooks are not ours.
 bool hw_main_queue_idle(void);
+// main_queue_owner.c
+/// On the worker running a probe (it holds the main queue's drain lock):
+/// learn, or check again, where `queue` keeps its holder's thread id.
+void hw_main_queue_owner_learn(void *queue);
+/// The thread holding `queue` now (draining it, or in a main.sync from it);
+/// 0 when nobody does, or when the holder cannot be read (not learnt, or
+/// found wrong once).
+pid_t hw_main_queue_owner(void *queue);
 // dispatch_brackets.c
 /// Library mode, engine start: counts the dispatch work in flight through
 /// libdispatch's autorelease-pool hooks (once per process, never undone).

@@ -5,6 +5,7 @@
 // as they would on a run loop that never got to wait.
 #include "engine_internal.h"
 
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -84,9 +85,11 @@ void hw_main_thread_parks(void) {
 // watchdog posts a tiny probe block to it. A probe that does not run within
 // arm_ns means the queue is stuck: the busy period is taken to have started
 // halfway between the last moment the queue was known idle and this probe's
-// post, and ends when the probe finally runs. The stuck worker is found by
-// asking every running thread, in the SIGPROF handler, whether libdispatch
-// says it is draining the main queue.
+// post, and ends when the probe finally runs. The thread that holds the
+// queue is read from libdispatch's drain lock (main_queue_owner.c) and, when
+// running, asked in the SIGPROF handler to confirm; blocked, it is sampled
+// from outside. Where the lock cannot be read, every running thread is asked
+// whether libdispatch says it is draining the main queue.
 //
 // Probes cost a worker's wake-up and the watchdog's, so they are sent only
 // while dispatch work runs (dispatch_brackets.c counts it): while none does,
@@ -139,6 +142,7 @@ static void probe_ran(void *unused) {
     uint64_t now = hw_now_ns();
     __atomic_store_n(&probe.last_run_ns, now, __ATOMIC_RELEASE);
     __atomic_store_n(&probe.posted_ns, 0, __ATOMIC_RELEASE);
+    hw_main_queue_owner_learn(probe.main_queue);
     if (!slot) return;
     uint32_t busy = HW_STATE_BUSY;
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == busy) hw_heartbeat_wait_begin(slot);
@@ -165,6 +169,52 @@ static void ask_running_threads(void) {
         if (hw_proc_probe_tid(tid).activity == HW_ACTIVITY_RUNNING) hw_signal_send(tid, true);
     }
     closedir(dir);
+}
+
+/// The thread-record of hw_log_thread, for a slot's thread that is not the
+/// caller: its name comes from /proc.
+static void log_thread_from_outside(const hw_slot *slot) {
+    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
+    hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = slot->tid;
+    rec->role = slot->role;
+    rec->os_tid = slot->os_tid;
+    memset(rec->name, 0, sizeof rec->name);
+    int fd = hw_proc_open_task_file(slot->os_tid, "comm");
+    if (fd >= 0) {
+        ssize_t n = read(fd, rec->name, sizeof rec->name - 1);
+        close(fd);
+        if (n > 0 && rec->name[n - 1] == '\n') rec->name[n - 1] = 0;
+    }
+    hw_log_commit(&rec->h, HW_REC_THREAD);
+}
+
+/// Finds the thread that holds the stuck queue. libdispatch names it
+/// (main_queue_owner.c): running, it alone is asked, and claims the queue in
+/// its handler with its own stack bounds; blocked, it cannot be asked (a
+/// signal would cut its wait short), so the watchdog claims it for it, with
+/// the bounds of the mapping its stack pointer lies in, and samples it from
+/// outside like any blocked thread. Its state unknown: nothing. Without a
+/// holder to read, every running thread is asked.
+static void find_stall_thread(hw_slot *slot) {
+    pid_t owner = hw_main_queue_owner(probe.main_queue);
+    if (owner <= 0) { ask_running_threads(); return; }
+    if (owner == hw_g.pid || owner == hw_g.watchdog_tid) return;
+    hw_thread_probe state = hw_proc_probe_tid(owner);
+    if (state.activity == HW_ACTIVITY_RUNNING) { hw_signal_send(owner, true); return; }
+    if (state.activity != HW_ACTIVITY_BLOCKED || !state.exact) return;
+    uint64_t lo, hi;
+    if (!hw_proc_mapping_of(state.sp, &lo, &hi)) return;
+    // It may have let go of the queue while /proc was read.
+    if (hw_main_queue_owner(probe.main_queue) != owner) return;
+    pid_t none = 0;
+    if (!__atomic_compare_exchange_n(&slot->os_tid, &none, owner, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    // The watchdog, which samples the slot, set the bounds: it reads them next.
+    __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
+    log_thread_from_outside(slot);
 }
 
 /// SIGNAL-SAFE (atomics only). The stall's start goes back to what the probes
@@ -227,18 +277,24 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_WAITING) {
         // The queue was idle when it last answered, or when the dispatch work
         // began that woke a parked watchdog, and stuck by `posted`: take the
-        // middle, good to half the gap. Work that began after the post, with
-        // none in flight before it, is the stall's own: a stall inside counted
-        // work that began earlier would have kept the count above zero. The
-        // probe is stuck behind it, so it began then (a worker woke by a
-        // Task.sleep timer enqueues the MainActor job, the watchdog posts on
-        // the same wake, and the queue's drain starts after both). And the
-        // stamp holds only for a stall inside counted dispatch work: one
-        // outside it gets the start the last answered probe alone gives, as
-        // soon as that shows (no counted work runs while it lasts, below; or
-        // the thread found stuck runs outside any, hw_main_queue_identify_here).
+        // middle, good to half the gap. A stall inside counted work keeps the
+        // count above zero, so work that began after the post with none in
+        // flight, if the stall is inside counted work at all, is the stall's
+        // own drain, and the probe stuck behind it: the stall began then (a
+        // Task.sleep timer's worker enqueues the MainActor job, the watchdog
+        // posts on the same wake, the queue's drain starts after both). The
+        // stamp holds only for a stall inside counted work: one outside it
+        // gets the start the last answered probe alone gives, as soon as
+        // that shows: no counted work runs while it lasts, or its thread is
+        // found running outside any (hw_main_queue_identify_here). A blocked
+        // one that no thread answers for keeps the stamp: a main-queue block
+        // waiting on I/O inside its drain is the common case, and is exact so;
+        // main.sync from a plain thread, blocked, while unrelated dispatch work
+        // begins, is dated by that work instead (late by up to its spacing).
+        // Work begun after `now` was read bounds nothing.
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
+        if (opened > now) opened = 0;
         uint64_t unstamped = last && last < posted ? posted - (posted - last) / 2 : posted;
         uint64_t start = unstamped;
         if (opened > posted) start = opened;
@@ -255,7 +311,7 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
     // main.sync from a plain thread, blocked or not).
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY && hw_dispatch_brackets_idle())
         take_unstamped_start(slot);
-    if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) ask_running_threads();
+    if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) find_stall_thread(slot);
     return UINT64_MAX; // the stall is the slot's busy period now: the watchdog ticks for it
 }
 

@@ -144,3 +144,40 @@ bool hw_proc_blocks_sigprof(pid_t tid) {
     if (!hw_proc_status_field(tid, "SigBlk:", 16, &mask)) return false;
     return (mask >> (SIGPROF - 1)) & 1;
 }
+
+static int hex_digit(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+}
+
+bool hw_proc_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
+    int fd = hw_proc_keep_away_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
+    if (fd < 0) return false;
+    // Lines are "start-end perms ...", in hex; read as a stream, so a line
+    // split between two reads needs nothing kept but the two numbers so far.
+    char buf[4096];
+    uint64_t start = 0, end = 0;
+    int field = 0; // 0: start, 1: end, 2: the rest of the line
+    bool found = false;
+    ssize_t n;
+    while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
+        for (ssize_t i = 0; i < n && !found; i++) {
+            char c = buf[i];
+            if (c == '\n') {
+                found = field == 2 && start <= addr && addr < end;
+                if (!found) start = end = 0, field = 0;
+            } else if (field == 0 && c == '-') {
+                field = 1;
+            } else if (field < 2) {
+                int d = hex_digit(c);
+                if (d < 0) field = 2;
+                else if (field == 0) start = start << 4 | (uint64_t)d;
+                else end = end << 4 | (uint64_t)d;
+            }
+        }
+    }
+    close(fd);
+    if (found) { *lo = start; *hi = end; }
+    return found;
+}

@@ -1,12 +1,15 @@
 // dispatchMain() demo: the OS main thread parks for good and main-queue
 // blocks run on libdispatch worker threads. Two blocks stall the main queue:
 // importPhotos() for ~350 ms and updateBadge() for ~140 ms.
-// Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json] [--idle | --sync-from-thread]
+// Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json]
+//                         [--idle | --sync-from-thread | --sync-from-worker | --blocked-block] [--background-ticks]
 //   --idle: no work at all, exits after 3 s (what the library costs an idle queue)
 //   --sync-from-thread: instead of the two blocks, a plain thread (not one of
 //     libdispatch's workers) runs syncedReport() for ~300 ms through
 //     DispatchQueue.main.sync while the queue is otherwise idle
 //   --sync-from-worker: the same from a global queue's worker
+//   --blocked-block: instead of the two blocks, one main-queue block that
+//     waits ~300 ms in a blocking call (readArchive(); a slow read's stand-in)
 //   --background-ticks: also a global-queue timer every 30 ms (dispatch work
 //     unrelated to the main queue)
 import Dispatch
@@ -39,6 +42,12 @@ startLibraryModeIfAsked(options)
     work.finish(result: digest)
 }
 
+@inline(never) func readArchive() {
+    let work = MeasuredWork(name: "readArchive", measure: options.measureFile)
+    usleep(300_000) // off the CPU the whole time, as on a slow disk or socket
+    work.finish(result: 0)
+}
+
 /// A plain pthread, so that no libdispatch worker is involved in the sync.
 func syncFromAPlainThread() {
     var thread = pthread_t()
@@ -66,6 +75,9 @@ if CommandLine.arguments.contains("--idle") {
         DispatchQueue.main.sync { syncedReport() }
         DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { exit(0) }
     }
+} else if CommandLine.arguments.contains("--blocked-block") {
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { readArchive() }
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { exit(0) }
 } else {
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { importPhotos() }
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { updateBadge() }

@@ -68,6 +68,24 @@ extension Integration {
             #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) ms for \(work.durationMs) ms of work")
         }
 
+        /// A main-queue block that waits off the CPU (a slow read) answers no
+        /// thread's call for who runs the stall, yet its drain began after the
+        /// stuck probe went out: it is timed from that drain, as closely as a
+        /// block that computes (15 ms allowed, as for those), and sampled as
+        /// blocked, under the function that waits.
+        @Test func aBlockedMainQueueBlockIsTimedFromItsDrain() throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--blocked-block"])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            let work = try #require(library.work("readArchive").first)
+            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
+            let hang = try #require(library.report.hangs.first)
+            #expect(hang.thread.role == "main-queue")
+            #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) ms for \(work.durationMs) ms of work")
+            #expect(hang.kind == .blocked)
+            let caller = try #require(hang.callTree?.first(containing: "readArchive"))
+            #expect(caller.children.contains { $0.symbol.contains("sleep") }, "\(caller.children.map(\.symbol))")
+        }
+
         /// DispatchQueue.main.sync from a plain thread runs the block on that
         /// thread, in no libdispatch bracket, so no dispatch work wakes the parked
         /// watchdog. Its probe every 100 ms still finds the stall, with the start
