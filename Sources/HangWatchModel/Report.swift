@@ -148,10 +148,11 @@ public struct ThreadRef: Codable, Sendable, Equatable, Hashable {
     }
 }
 
-/// What the hung thread was doing, judged by its samples: `cpu` (at most 10 % of the samples found
-/// it blocked), `blocked` (at least 90 %), or `mixed` (in between). In JSON, the raw value.
+/// What the hung thread was doing: `cpu`, `blocked` or `mixed`, from its CPU clock or, when none was
+/// read, its samples (at most 10 % of them blocked, at least 90 %, in between); `unknown` when neither
+/// exists (no sample was taken and no clock read: nothing measured the hang's thread). In JSON, the raw value.
 public enum HangKind: String, Codable, Sendable, Equatable {
-    case cpu, blocked, mixed
+    case cpu, blocked, mixed, unknown
 }
 
 /// One busy period of a watched loop that reached the hang threshold.
@@ -168,7 +169,7 @@ public struct Hang: Codable, Sendable, Equatable {
     public var reported: Bool
     /// True when the program ended or died while the hang was still going on.
     public var inProgress: Bool
-    /// `cpu`, `blocked` or `mixed` (see `HangKind`).
+    /// `cpu`, `blocked`, `mixed` or `unknown` (see `HangKind`).
     public var kind: HangKind
     /// For blocked and mixed hangs: the call the thread was waiting in most
     /// (`usleep`, `poll`, `read`, `futex`...). In JSON (schema v2) this is

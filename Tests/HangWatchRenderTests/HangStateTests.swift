@@ -51,6 +51,15 @@ import Testing
         #expect(kind(.init(cpuShare: 0.75, runqShare: 0.1), running: 0, blocked: 0) == .cpu)
     }
 
+    /// A hang whose thread no sample and no clock reached is `unknown`, not
+    /// `cpu` (the library's probe once called an unsampled 300 ms sleep `cpu`).
+    @Test func nothingMeasuredIsUnknown() {
+        let none = BlockedProfile(samples: [])
+        #expect(none.kind == .unknown && none.mainCall == nil)
+        #expect(Self.ticks(running: 3, blocked: 0).kind == .cpu)
+        #expect(Self.ticks(running: 0, blocked: 3).kind == .blocked)
+    }
+
     /// Run-queue time the ticks contradict is taken out: a thread found blocked at
     /// every tick was not waiting for a CPU (CI saw a 300 ms pthread_join read as
     /// 300 ms runnable, a `cpu` hang).
