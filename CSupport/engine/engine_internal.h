@@ -289,8 +289,9 @@ int hw_proc_open_task_file(pid_t tid, const char *name);
 /// program is given when the table is shared (library mode). Returns the one to use.
 int hw_proc_keep_away_fd(int fd);
 /// The bounds [*lo, *hi) of the mapping of this process that holds `addr`
-/// (/proc/self/maps): a thread's stack, given its stack pointer.
-bool hw_proc_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
+/// (/proc/self/maps), given a thread's stack pointer; false when there is
+/// none, or it is not a stack's (a file's, the heap).
+bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 // ---- the heartbeat's clock (tsc_clock.c); the watchdog calls these ----------
 /// Decide whether the TSC can serve (clocksource, CPU flags, config) and take

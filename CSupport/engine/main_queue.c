@@ -196,10 +196,11 @@ static void log_thread_from_outside(const hw_slot *slot) {
 
 /// Finds the thread that holds the stuck queue. libdispatch names it
 /// (main_queue_owner.c): running, it alone is asked, and claims the queue in
-/// its handler with its own stack bounds; blocked, it cannot be asked (a
-/// signal would cut its wait short), so the watchdog claims it for it, with
-/// the bounds of the mapping its stack pointer lies in, and samples it from
-/// outside like any blocked thread. Its state unknown: nothing. Without a
+/// its handler (hw_main_queue_identify_here) with its own stack bounds;
+/// blocked, it cannot be asked (a signal would cut its wait short), so the
+/// watchdog claims it for it, with the bounds of the stack mapping its stack
+/// pointer lies in, and samples it from outside like any blocked thread. Its
+/// state unknown, or its stack not a mapping of its own: nothing. Without a
 /// holder to read, every running thread is asked.
 static void find_stall_thread(hw_slot *slot) {
     pid_t owner = hw_main_queue_owner(probe.main_queue);
@@ -209,7 +210,7 @@ static void find_stall_thread(hw_slot *slot) {
     if (state.activity == HW_ACTIVITY_RUNNING) { hw_signal_send(owner, true); return; }
     if (state.activity != HW_ACTIVITY_BLOCKED || !state.exact) return;
     uint64_t lo, hi;
-    if (!hw_proc_mapping_of(state.sp, &lo, &hi)) return;
+    if (!hw_proc_stack_mapping_of(state.sp, &lo, &hi)) return;
     // It may have let go of the queue while /proc was read.
     if (hw_main_queue_owner(probe.main_queue) != owner) return;
     pid_t none = 0;
@@ -291,10 +292,12 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
         // gets the start the last answered probe alone gives, as soon as
         // that shows: no counted work runs while it lasts, or its thread is
         // found running outside any (hw_main_queue_identify_here). A blocked
-        // one that no thread answers for keeps the stamp: a main-queue block
-        // waiting on I/O inside its drain is the common case, and is exact so;
-        // main.sync from a plain thread, blocked, while unrelated dispatch work
-        // begins, is dated by that work instead (late by up to its spacing).
+        // one, claimed from outside (find_stall_thread), keeps the stamp: a
+        // main-queue block waiting on I/O inside its drain is the common case,
+        // and is exact so; main.sync from a plain thread, blocked, while
+        // unrelated dispatch work begins, is dated by that work instead (late
+        // by up to its spacing): whether a blocked thread is inside counted
+        // work only it could say.
         // Work begun after `now` was read bounds nothing.
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
@@ -315,6 +318,13 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
     // main.sync from a plain thread, blocked or not).
     if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY && hw_dispatch_brackets_idle())
         take_unstamped_start(slot);
+    // The queue can pass to another thread within one stall (a main.sync that
+    // waited behind the block that stuck it): the one claimed lets go, and
+    // the one holding it now is found.
+    pid_t claimed = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
+    pid_t owner = claimed ? hw_main_queue_owner(probe.main_queue) : 0;
+    if (owner > 0 && owner != claimed)
+        __atomic_compare_exchange_n(&slot->os_tid, &claimed, 0, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
     if (__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == 0) find_stall_thread(slot);
     return UINT64_MAX; // the stall is the slot's busy period now: the watchdog ticks for it
 }
@@ -331,8 +341,11 @@ hw_slot *hw_main_queue_slot_if_running_here(void) {
 // top of a glibc thread is its thread descriptor, which pthread_self returns.
 hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
-    if (!slot || !probe.current_queue || probe.current_queue() != probe.main_queue) return NULL;
+    if (!slot || !probe.current_queue) return NULL;
     pid_t tid = (pid_t)syscall(SYS_gettid);
+    // The holder inside another queue's sync (its current queue is that
+    // one) runs the stall all the same.
+    if (probe.current_queue() != probe.main_queue && hw_main_queue_owner(probe.main_queue) != tid) return NULL;
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
         && none != tid)

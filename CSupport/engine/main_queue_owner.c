@@ -4,7 +4,9 @@
 // libdispatch keeps the thread that drains a queue, or that holds it for a
 // DispatchQueue.main.sync, in the queue's state word: the low 32 bits are
 // its drain lock, whose owner is the thread id under FUTEX_TID_MASK on
-// Linux, 0 while nobody holds it. The word's offset inside _dispatch_main_q
+// Linux, 0 while nobody holds it (after dispatchMain(): before it, the
+// queue is bound to the main thread, whose id it always holds; the probe
+// runs only after). The word's offset inside _dispatch_main_q
 // is libdispatch's own business, so it is learnt, not assumed: a probe runs
 // while its worker holds the drain lock, so its first run looks for the one
 // word of the queue's header that holds its own thread id, and every later
@@ -23,7 +25,7 @@
 #define HW_OWNER_OFF UINT32_MAX
 // The words searched: past the object header's vtable and reference counts.
 #define HW_OWNER_FIRST_WORD 2u
-#define HW_OWNER_LAST_WORD 15u
+#define HW_OWNER_LAST_WORD 15u // the queue object is 128 bytes (libdispatch 6.x)
 #define HW_OWNER_TID_MASK 0x3fffffffu
 
 static uint32_t owner_offset; // atomic: bytes into the queue; LEARNING or OFF
@@ -55,6 +57,7 @@ void hw_main_queue_owner_learn(void *queue) {
     __atomic_store_n(&owner_offset, found, __ATOMIC_RELEASE);
 }
 
+// SIGNAL-SAFE: atomic loads only.
 pid_t hw_main_queue_owner(void *queue) {
     uint32_t offset = __atomic_load_n(&owner_offset, __ATOMIC_ACQUIRE);
     if (offset == HW_OWNER_LEARNING || offset == HW_OWNER_OFF) return 0;

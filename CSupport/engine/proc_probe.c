@@ -151,22 +151,25 @@ static int hex_digit(char c) {
     return -1;
 }
 
-bool hw_proc_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
+bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
     int fd = hw_proc_keep_away_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
     if (fd < 0) return false;
-    // Lines are "start-end perms ...", in hex; read as a stream, so a line
-    // split between two reads needs nothing kept but the two numbers so far.
-    char buf[4096];
+    // Lines are "start-end perms offset dev inode [path]", numbers in hex;
+    // read as a stream, so a line split between two reads needs nothing kept
+    // but what was parsed of it so far.
+    char buf[4096], path[8];
     uint64_t start = 0, end = 0;
-    int field = 0; // 0: start, 1: end, 2: the rest of the line
-    bool found = false;
+    int field = 0;     // 0: start, 1: end, 2: the rest of the line
+    int token = 0;     // in the rest: perms 1, offset 2, dev 3, inode 4, path 5
+    size_t path_len = 0;
+    bool space = true, found = false;
     ssize_t n;
     while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
         for (ssize_t i = 0; i < n && !found; i++) {
             char c = buf[i];
             if (c == '\n') {
                 found = field == 2 && start <= addr && addr < end;
-                if (!found) start = end = 0, field = 0;
+                if (!found) start = end = 0, field = token = 0, path_len = 0, space = true;
             } else if (field == 0 && c == '-') {
                 field = 1;
             } else if (field < 2) {
@@ -174,10 +177,20 @@ bool hw_proc_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
                 if (d < 0) field = 2;
                 else if (field == 0) start = start << 4 | (uint64_t)d;
                 else end = end << 4 | (uint64_t)d;
+            } else if (c == ' ' && token < 5) {
+                space = true;
+            } else {
+                if (space) token++, space = false;
+                if (token == 5 && path_len < sizeof path) path[path_len++] = c;
             }
         }
     }
     close(fd);
-    if (found) { *lo = start; *hi = end; }
-    return found;
+    if (!found) return false;
+    // A thread's stack: an anonymous mapping (pthread's), or the main one's.
+    // A stack the program placed elsewhere (the heap, a file) is not
+    // bounded by its mapping: no bounds rather than wrong ones.
+    bool stack = path_len == 0 || (path_len == 7 && memcmp(path, "[stack]", 7) == 0);
+    if (stack) { *lo = start; *hi = end; }
+    return stack;
 }

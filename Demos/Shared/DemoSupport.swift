@@ -47,13 +47,17 @@ public struct MeasuredWork {
     public var elapsedMs: Double { Double(monotonicNs() - start) / 1e6 }
     public func finish(result: UInt64) {
         let end = monotonicNs()
-        guard let measure else { return }
         let ms = Double(end - start) / 1e6
-        let line = "\(name) \(start) \(end) \(ms)\n"
-        let fd = open(measure, O_WRONLY | O_CREAT | O_APPEND, 0o644)
-        guard fd >= 0 else { return }
-        _ = line.withCString { write(fd, $0, strlen($0)) }
-        close(fd)
+        appendMeasureLine("\(name) \(start) \(end) \(ms)", to: measure)
         if result == 0 { _ = write(2, "", 0) }
     }
+}
+
+/// Appends `line` and a newline to the measure file at `path` (nothing without one).
+public func appendMeasureLine(_ line: String, to path: String?) {
+    guard let path else { return }
+    let fd = open(path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
+    guard fd >= 0 else { return }
+    _ = (line + "\n").withCString { write(fd, $0, strlen($0)) }
+    close(fd)
 }

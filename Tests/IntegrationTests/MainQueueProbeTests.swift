@@ -86,6 +86,69 @@ extension Integration {
             #expect(caller.children.contains { $0.symbol.contains("sleep") }, "\(caller.children.map(\.symbol))")
         }
 
+        /// One stall passed from thread to thread: a block waits 300 ms on a
+        /// worker while a plain thread's main.sync waits behind it, and the
+        /// queue goes from the worker to that thread, which computes 300 ms.
+        /// The sampling follows the queue (it stayed on the worker, idle by
+        /// then, and called the whole stall blocked): both halves are in the
+        /// one hang's tree, the second under the thread that computes.
+        @Test func aStallHandedToAnotherThreadIsFollowed() throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--handoff"])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            let wait = try #require(library.work("readArchive").first)
+            let spin = try #require(library.work("syncedReport").first)
+            #expect(library.report.hangs.count == 1, "hangs: \(library.report.hangs.map(\.durationMs))")
+            let hang = try #require(library.report.hangs.first)
+            let both = wait.durationMs + spin.durationMs
+            #expect(abs(hang.durationMs - both) <= 70, "\(hang.durationMs) ms for \(both) ms of work")
+            #expect(hang.kind == .mixed, "\(hang.kind)")
+            let tree = try #require(hang.callTree)
+            let spun = try #require(tree.first(containing: "syncedReport"))
+            let waited = try #require(tree.first(containing: "readArchive"))
+            // Each half sampled for most of its 300 ms.
+            #expect(spun.weightMs >= 150 && waited.weightMs >= 150, "\(spun.weightMs) and \(waited.weightMs) ms")
+        }
+
+        /// A main-queue block inside another queue's sync: libdispatch's current
+        /// queue on its thread is that other queue, yet it holds the main queue,
+        /// and is sampled (it had no sample, and the hang no kind).
+        @Test func aStallInsideAnotherQueuesSyncIsSampled() throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--nested-sync"])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            let work = try #require(library.work("importPhotos").first)
+            let hang = try #require(library.report.hangs.first)
+            #expect(abs(hang.durationMs - work.durationMs) <= 15, "\(hang.durationMs) ms for \(work.durationMs) ms of work")
+            #expect(hang.kind == .cpu)
+            let inner = try #require(hang.callTree?.first(containing: "importPhotos"))
+            #expect(inner.weightMs >= 150, "\(inner.weightMs) ms")
+        }
+
+        /// The stall's holder, running inside another queue's sync, naps 300 µs
+        /// between 0.3 ms chunks of CPU: the identify signal may go to it only
+        /// while /proc says it runs, and it is claimed from outside once seen
+        /// asleep. Plain and watched (three runs), no nap ends early (EINTR).
+        /// A variant that signalled the holder whatever its state cut 1 nap in
+        /// 4 runs short; asking every running thread, as before the holder was
+        /// read, cut none in 18 here.
+        @Test func napsOfTheStallsHolderAreNeverCutShort() throws {
+            let scratch = try TestPaths.scratch()
+            let plainFile = scratch.appendingPathComponent("plain.txt").path
+            let plain = try ProcessRunner.run(TestPaths.dispatchMainDemo, ["--nested-naps", "--measure", plainFile])
+            #expect(plain.status == 0)
+            let plainNaps = try #require(MeasuredWork.parse(file: plainFile).first { $0.name == "naps" }?.fields)
+            #expect(plainNaps[2] == "0", "EINTRs plain: \(plainNaps[2])")
+            for _ in 0..<3 {
+                let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, ["--nested-naps"])
+                #expect(library.result.status == 0, "\(library.result.stderr)")
+                let watchedNaps = try #require(library.work("naps").first?.fields)
+                #expect(watchedNaps[2] == "0", "EINTRs watched: \(watchedNaps[2])")
+                // The same work either way: about 400 rounds of chunk and nap (the VM's timer slack varies it).
+                #expect((Int(watchedNaps[1]) ?? 0) * 2 > (Int(plainNaps[1]) ?? 0), "naps plain \(plainNaps[1]), watched \(watchedNaps[1])")
+                let hang = try #require(library.report.hangs.first)
+                #expect(hang.callTree?.first(containing: "napBetweenChunks") != nil)
+            }
+        }
+
         /// DispatchQueue.main.sync from a plain thread runs the block on that
         /// thread, in no libdispatch bracket, so no dispatch work wakes the parked
         /// watchdog. Its probe every 100 ms still finds the stall, with the start
