@@ -2,7 +2,7 @@
 
 import Foundation
 
-/// Reads and writes reports as JSON (schemaVersion 2; version 1 files are still read).
+/// Reads and writes reports as JSON (schemaVersion 3; versions 1 and 2 are still read).
 ///
 /// Writing goes through explicit encoders so optional fields appear as `null`
 /// and keys are sorted, which makes files stable to diff and easy to consume
@@ -11,9 +11,11 @@ public enum JSONReport {
     /// The schema version this build writes and reads.
     /// 2: `blockedIn` became `{syscall, symbol}` (a string in 1), and hangs gained
     /// `cpuMs`, `runnableMs`, `lockOwner` and `runningThreads`.
-    public static let schemaVersion = 2
+    /// 3: a hang's `kind` may be `unknown` (nothing measured its thread), which a
+    /// version-2 reader would refuse as a bad value rather than as a newer file.
+    public static let schemaVersion = 3
     /// Older versions this build still reads.
-    public static let readableVersions: ClosedRange<Int> = 1...2
+    public static let readableVersions: ClosedRange<Int> = 1...3
 
     /// Call trees are written at most this many levels deep; deeper levels (a runaway
     /// recursion) are dropped, their weight still counted in the last written node.

@@ -1,10 +1,10 @@
 // The report model: plain value types shared by every renderer and by the
-// JSON file format (schemaVersion 2). Field names are a public contract.
+// JSON file format (schemaVersion 3). Field names are a public contract.
 
 /// A whole run: the process, the thresholds in force and every hang found.
 public struct Report: Codable, Sendable, Equatable {
     /// The version of the file it was read from; files are always written at `JSONReport.schemaVersion`.
-    public var schemaVersion: Int = 2
+    public var schemaVersion: Int = JSONReport.schemaVersion
     /// The program that ran: how it was started, how it ended, what it cost.
     public var process: ProcessInfoRecord
     /// The thresholds and sample rate the run used.

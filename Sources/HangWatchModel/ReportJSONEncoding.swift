@@ -27,7 +27,7 @@ struct ReportJSON: Encodable {
 
     func encode(to encoder: any Encoder) throws {
         var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(JSONReport.schemaVersion, forKey: "schemaVersion")  // a v1 report read back is written as v2
+        try c.encode(JSONReport.schemaVersion, forKey: "schemaVersion")  // an older report read back is written as the current version
         try c.encode(ProcessJSON(process: report.process), forKey: "process")
         try c.encode(ThresholdsJSON(thresholds: report.thresholds), forKey: "thresholds")
         try c.encode(SummaryJSON(summary: report.summary), forKey: "summary")

@@ -120,6 +120,20 @@ import Testing
         #expect(try JSONReport.decode(data) == report)
     }
 
+    /// `unknown` goes through the file and the renderers as itself.
+    @Test func anUnknownKindIsWrittenReadAndShown() throws {
+        var hang = Self.hang(blockedIn: "usleep")
+        hang.kind = .unknown
+        (hang.blockedIn, hang.blockedSymbol, hang.lockOwner, hang.cpuMs) = (nil, nil, nil, nil)
+        let report = Self.report([hang])
+        let data = try JSONReport.encode(report)
+        let object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        #expect((object["hangs"] as? [[String: Any]])?.first?["kind"] as? String == "unknown")
+        #expect(object["schemaVersion"] as? Int == 3)
+        #expect(try JSONReport.decode(data) == report)
+        #expect(TextRenderer.render(report).contains("unknown"))
+    }
+
     @Test func versionOneFilesStillRead() throws {
         var v1 = try #require(JSONSerialization.jsonObject(with: JSONReport.encode(Self.report([Self.hang(blockedIn: "usleep")])))
                               as? [String: Any])
