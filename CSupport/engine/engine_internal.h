@@ -290,7 +290,8 @@ int hw_proc_open_task_file(pid_t tid, const char *name);
 int hw_proc_keep_away_fd(int fd);
 /// The bounds [*lo, *hi) of the mapping of this process that holds `addr`
 /// (/proc/self/maps), given a thread's stack pointer; false when there is
-/// none, or it is not a stack's (a file's, the heap).
+/// none, or it cannot be a stack's (not read-write; a file's, the heap). An
+/// anonymous mapping may be wider than the stack: for fault-safe copies only.
 bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi);
 
 // ---- the heartbeat's clock (tsc_clock.c); the watchdog calls these ----------

@@ -131,6 +131,7 @@ static struct {
     uint64_t last_posted_ns; // when the last probe went out
     uint64_t gap_ns;         // from it to the next one, while dispatch work runs
     uint64_t restart_ns;     // when work after a quiet spell last restarted the gaps
+    pid_t refused_tid;       // a holder this stall cannot be claimed for (find_stall_thread)
     // atomic: the start a stall would have without the bracket stamp, while
     // its start came from one and its thread is not known yet; else 0
     uint64_t unstamped_start_ns;
@@ -200,23 +201,30 @@ static void log_thread_from_outside(const hw_slot *slot) {
 /// blocked, it cannot be asked (a signal would cut its wait short), so the
 /// watchdog claims it for it, with the bounds of the stack mapping its stack
 /// pointer lies in, and samples it from outside like any blocked thread. Its
-/// state unknown, or its stack not a mapping of its own: nothing. Without a
-/// holder to read, every running thread is asked.
+/// state unknown: nothing. Blocking SIGPROF (the signal would stay pending,
+/// for the program to see), or its stack not in a mapping that can be one:
+/// nothing for the rest of the stall, and no more /proc reads for it. Without
+/// a holder to read, every running thread is asked.
 static void find_stall_thread(hw_slot *slot) {
     pid_t owner = hw_main_queue_owner(probe.main_queue);
     if (owner <= 0) { ask_running_threads(); return; }
-    if (owner == hw_g.pid || owner == hw_g.watchdog_tid) return;
+    if (owner == hw_g.pid || owner == hw_g.watchdog_tid || owner == probe.refused_tid) return;
     hw_thread_probe state = hw_proc_probe_tid(owner);
-    if (state.activity == HW_ACTIVITY_RUNNING) { hw_signal_send(owner, true); return; }
+    if (state.activity == HW_ACTIVITY_RUNNING) {
+        if (hw_proc_blocks_sigprof(owner)) probe.refused_tid = owner;
+        else hw_signal_send(owner, true);
+        return;
+    }
     if (state.activity != HW_ACTIVITY_BLOCKED || !state.exact) return;
     uint64_t lo, hi;
-    if (!hw_proc_stack_mapping_of(state.sp, &lo, &hi)) return;
+    if (!hw_proc_stack_mapping_of(state.sp, &lo, &hi)) { probe.refused_tid = owner; return; }
     // It may have let go of the queue while /proc was read.
     if (hw_main_queue_owner(probe.main_queue) != owner) return;
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, owner, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
-    // The watchdog, which samples the slot, set the bounds: it reads them next.
+    // For the watchdog's own copies of this blocked thread (process_vm_readv);
+    // the thread's own, once it runs, ignore them (sampler_stack.c).
     __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
     log_thread_from_outside(slot);
@@ -307,6 +315,7 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
         if (opened > posted) start = opened;
         else if (opened > last) start = posted - (posted - opened) / 2;
         __atomic_store_n(&probe.unstamped_start_ns, unstamped < start ? unstamped : 0, __ATOMIC_RELEASE);
+        probe.refused_tid = 0;
         __atomic_store_n(&slot->os_tid, 0, __ATOMIC_RELEASE);
         __atomic_store_n(&slot->busy_since_ns, start, __ATOMIC_RELAXED);
         __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
@@ -337,23 +346,32 @@ hw_slot *hw_main_queue_slot_if_running_here(void) {
     return __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) == tid ? slot : NULL;
 }
 
-// SIGNAL-SAFE: libdispatch's current queue is a thread-local read; the stack
-// top of a glibc thread is its thread descriptor, which pthread_self returns.
+// SIGNAL-SAFE: the holder is read from the queue with atomic loads. Without
+// it, libdispatch's current queue: a thread-local read on a thread where
+// libdispatch has run before (on one where it never has, its first use sets
+// the thread's key up: pthread_setspecific, in practice safe, though POSIX
+// does not promise it). The stack top of a glibc thread is its thread
+// descriptor, which pthread_self returns.
 hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
     if (!slot || !probe.current_queue) return NULL;
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    // The holder inside another queue's sync (its current queue is that
-    // one) runs the stall all the same.
-    if (probe.current_queue() != probe.main_queue && hw_main_queue_owner(probe.main_queue) != tid) return NULL;
+    // The holder runs the stall, also inside another queue's sync (where its
+    // current queue is that one).
+    pid_t owner = hw_main_queue_owner(probe.main_queue);
+    if (owner ? owner != tid : probe.current_queue() != probe.main_queue) return NULL;
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
         && none != tid)
         return NULL;
-    // Only the thread that claimed the queue sets the stack bounds it is sampled with.
+    // The bounds the watchdog copies with when it finds this thread blocked
+    // (process_vm_readv: a wrong bound costs stack, never a fault). Deeper
+    // than here is still this stack, so no lower bound: a wait inside a
+    // deeper call is copied too. This thread's own copies ignore them
+    // (sampler_stack.c).
     uint64_t top = (uint64_t)(uintptr_t)pthread_self();
-    slot->stack_lo = sp;
-    slot->stack_hi = top > sp ? top : sp;
+    __atomic_store_n(&slot->stack_lo, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->stack_hi, top > sp ? top : sp, __ATOMIC_RELAXED);
     if (none == 0) {
         // A stall outside counted dispatch work (main.sync from a plain thread)
         // may predate the stamp its start was bounded by: take the earlier start.

@@ -157,11 +157,11 @@ bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
     // Lines are "start-end perms offset dev inode [path]", numbers in hex;
     // read as a stream, so a line split between two reads needs nothing kept
     // but what was parsed of it so far.
-    char buf[4096], path[8];
+    char buf[4096], path[8], perms[2] = {0, 0};
     uint64_t start = 0, end = 0;
     int field = 0;     // 0: start, 1: end, 2: the rest of the line
     int token = 0;     // in the rest: perms 1, offset 2, dev 3, inode 4, path 5
-    size_t path_len = 0;
+    size_t path_len = 0, perms_len = 0;
     bool space = true, found = false;
     ssize_t n;
     while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
@@ -169,7 +169,7 @@ bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
             char c = buf[i];
             if (c == '\n') {
                 found = field == 2 && start <= addr && addr < end;
-                if (!found) start = end = 0, field = token = 0, path_len = 0, space = true;
+                if (!found) start = end = 0, field = token = 0, path_len = perms_len = 0, space = true;
             } else if (field == 0 && c == '-') {
                 field = 1;
             } else if (field < 2) {
@@ -181,16 +181,21 @@ bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
                 space = true;
             } else {
                 if (space) token++, space = false;
+                if (token == 1 && perms_len < sizeof perms) perms[perms_len++] = c;
                 if (token == 5 && path_len < sizeof path) path[path_len++] = c;
             }
         }
     }
     close(fd);
     if (!found) return false;
-    // A thread's stack: an anonymous mapping (pthread's), or the main one's.
-    // A stack the program placed elsewhere (the heap, a file) is not
-    // bounded by its mapping: no bounds rather than wrong ones.
-    bool stack = path_len == 0 || (path_len == 7 && memcmp(path, "[stack]", 7) == 0);
+    // A thread's stack: a readable, writable anonymous mapping (pthread's),
+    // or the main one's. A stack the program placed in the heap or a file is
+    // not bounded by its mapping: no bounds rather than wrong ones. (An
+    // anonymous one may still be wider than the stack, merged with a
+    // neighbour or a large malloc block: the bounds serve only copies that
+    // cannot fault, process_vm_readv.)
+    bool stack = perms[0] == 'r' && perms[1] == 'w'
+        && (path_len == 0 || (path_len == 7 && memcmp(path, "[stack]", 7) == 0));
     if (stack) { *lo = start; *hi = end; }
     return stack;
 }

@@ -80,12 +80,28 @@ void hw_sample_commit(hw_rec_sample *rec, uint32_t flags, uint64_t stack_len) {
     hw_log_commit(&rec->h, HW_REC_SAMPLE);
 }
 
+/// SIGNAL-SAFE. The main-queue slot's bounds belong to whichever thread
+/// holds the queue now, and the watchdog and that thread's handler rewrite
+/// them as the queue passes between threads: a handler copying its own stack
+/// with them could read past its stack's end. It copies [sp, its thread
+/// descriptor) instead (glibc keeps the descriptor at the top of each
+/// thread's stack; the OS main thread never runs the slot's work), capped,
+/// and through process_vm_readv, which a wrong guess cannot fault.
+static uint64_t own_queue_slice_len(uint64_t sp, uint32_t *flags, stack_copy *how) {
+    uint64_t top = (uint64_t)(uintptr_t)pthread_self();
+    uint64_t len = top > sp ? top - sp : 0;
+    if (len > HW_MAX_STACK_COPY) { len = HW_MAX_STACK_COPY; *flags |= HW_SAMPLE_TRUNCATED; }
+    *how = COPY_OTHER_STACK;
+    return len;
+}
+
 // SIGNAL-SAFE when `how` is COPY_OWN_STACK: reserve, memcpy, commit.
 static void write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                          uint64_t time_ns, stack_copy how) {
     uint64_t sp = regs[HW_REG_RSP];
     uint32_t flags = 0;
-    uint64_t len = slice_len(slot, sp, &flags);
+    uint64_t len = how == COPY_OWN_STACK && slot->tid == HW_MAIN_QUEUE_ID
+        ? own_queue_slice_len(sp, &flags, &how) : slice_len(slot, sp, &flags);
     // On the alternate stack the copy goes through process_vm_readv: the
     // program owns that memory and may have sized it oddly; a fault-safe copy
     // keeps what is mapped.
