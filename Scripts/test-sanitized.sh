@@ -26,7 +26,11 @@ FILTER=${1:-$DEFAULT_FILTER}
 # Tests that measure the agent's CPU cost: ASan's instrumentation adds to the
 # watchdog's, and the idle-cost threshold (2 % of a core) has little headroom
 # even plain (1.6-1.9 % measured; 1.6-2.8 % sanitized): no safety signal here.
-SKIP=${SANITIZED_SKIP:-'mainThreadParkedInJoinCostsLittle'}
+# And RunLoopHangs' 5 ms duration check: ASan's slowdown of the agent beside
+# the program put one of its hangs 6.9 ms off (CI, 2026-12-03); the same run
+# still goes through the suite's other checks here, and the normal run checks
+# the durations.
+SKIP=${SANITIZED_SKIP:-'mainThreadParkedInJoinCostsLittle|findsHangsWithTheProgramsOwnDurations'}
 
 make --no-print-directory agent-sanitized
 RUNTIME=$(make --no-print-directory -s sanitizer-runtime)
