@@ -105,9 +105,10 @@ void hw_main_thread_parks(void) {
 // woke it from a park, and gaps after it doubling from HW_PROBE_FIRST_GAP_NS
 // to HW_PROBE_INTERVAL_NS, where they stay while work runs. Work that keeps
 // restarting it costs up to 8 probes per 100 ms (at 0, 2, 6, 14, 30, 50, 70
-// and 90 ms), 80 a second, where a steady 20 ms gap costs 50. A DispatchQueue.main.sync from a thread outside libdispatch's
-// pool (or from the one root queue not counted) runs in no counted bracket: a
-// parked watchdog still probes every HW_PROBE_IDLE_NS for it.
+// and 90 ms), 80 a second, where a steady 20 ms gap costs 50. A
+// DispatchQueue.main.sync from a thread outside libdispatch's pool (or from
+// the one root queue not counted) runs in no counted bracket: a parked
+// watchdog still probes every HW_PROBE_IDLE_NS for it.
 
 #include <dirent.h>
 #include <signal.h>
