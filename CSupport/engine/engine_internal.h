@@ -163,6 +163,8 @@ void hw_slot_bind_thread(hw_slot *slot);
 
 // heartbeat.c
 void hw_log_thread(const hw_slot *slot);
+/// The same with the thread's name given (NULL: the calling thread's own).
+void hw_log_thread_named(const hw_slot *slot, const char *name);
 /// This thread is never watched (the watchdog, threads past their exit hook).
 void hw_tls_never_watch(void);
 /// Write the frames a slot has buffered (its own thread, or at exit).

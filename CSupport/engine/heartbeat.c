@@ -22,14 +22,22 @@ static __thread pid_t tls_vfork_parent __attribute__((tls_model("initial-exec"))
 static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
 // SIGNAL-SAFE (the main-queue identify path calls it): reserve, prctl, commit.
-void hw_log_thread(const hw_slot *slot) {
+void hw_log_thread(const hw_slot *slot) { hw_log_thread_named(slot, NULL); }
+
+// SIGNAL-SAFE: reserve, a copy (or prctl), commit.
+void hw_log_thread_named(const hw_slot *slot, const char *name) {
     if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
     rec->role = slot->role;
     rec->os_tid = slot->os_tid;
-    prctl(PR_GET_NAME, rec->name, 0, 0, 0);
+    if (name) {
+        memset(rec->name, 0, sizeof rec->name);
+        for (size_t i = 0; i + 1 < sizeof rec->name && name[i]; i++) rec->name[i] = name[i];
+    } else {
+        prctl(PR_GET_NAME, rec->name, 0, 0, 0);
+    }
     hw_log_commit(&rec->h, HW_REC_THREAD);
 }
 

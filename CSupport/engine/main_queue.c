@@ -5,7 +5,6 @@
 // as they would on a run loop that never got to wait.
 #include "engine_internal.h"
 
-#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -177,23 +176,16 @@ static void ask_running_threads(void) {
     closedir(dir);
 }
 
-/// The thread-record of hw_log_thread, for a slot's thread that is not the
-/// caller: its name comes from /proc.
+/// hw_log_thread for a slot's thread that is not the caller: its name from /proc.
 static void log_thread_from_outside(const hw_slot *slot) {
-    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
-    hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
-    if (!rec) return;
-    rec->tid = slot->tid;
-    rec->role = slot->role;
-    rec->os_tid = slot->os_tid;
-    memset(rec->name, 0, sizeof rec->name);
+    char name[16] = {0};
     int fd = hw_proc_open_task_file(slot->os_tid, "comm");
     if (fd >= 0) {
-        ssize_t n = read(fd, rec->name, sizeof rec->name - 1);
+        ssize_t n = read(fd, name, sizeof name - 1);
         close(fd);
-        if (n > 0 && rec->name[n - 1] == '\n') rec->name[n - 1] = 0;
+        if (n > 0 && name[n - 1] == '\n') name[n - 1] = 0;
     }
-    hw_log_commit(&rec->h, HW_REC_THREAD);
+    hw_log_thread_named(slot, name);
 }
 
 /// Finds the thread that holds the stuck queue. libdispatch names it
