@@ -45,6 +45,7 @@ package struct ReportBuilder {
         let symbolicator = Symbolicator()
         for module in run.modules { symbolicator.addModule(module) }
         var stacks = StackResolver(run: run, symbolicator: symbolicator)
+        stacks.prepareSymbols()
         let endNs = run.exitTimeNs ?? process.endNs
         let msPerSample = 1000 / config.sampleHz
 

@@ -38,6 +38,14 @@ struct StackResolver {
         }
     }
 
+    /// Reads, in one pass per module, the symbols of every stack's program pcs
+    /// (`Symbolicator.prepare`): the report names them all from there.
+    func prepareSymbols() {
+        var pcs: [(pc: UInt64, isReturnAddress: Bool)] = []
+        for stack in 0..<Int32(clamping: run.stacks.count) { pcs += programPCs(stack) }
+        symbolicator.prepare(pcs)
+    }
+
     /// The functions the frames of `samples` belong to, for looking up all
     /// their sources in one batch before any stack is resolved.
     func functionStarts(in samples: [CapturedSample]) -> Set<FunctionStart> {

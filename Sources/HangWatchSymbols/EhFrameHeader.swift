@@ -95,9 +95,17 @@ private struct EncodedReader {
 
     private mutating func fixed(size: Int, signed: Bool) -> UInt64? {
         guard offset >= 0, size <= bytes.count - offset else { return nil }
-        var value: UInt64 = 0
-        for index in 0..<size {  // little-endian; x86_64 and aarch64 Linux
-            value |= UInt64(bytes[offset + index]) << (8 * UInt64(index))
+        // Little-endian loads (x86_64 and aarch64 Linux), one per value: libc's
+        // table is thousands of entries, and a byte loop cost about 500
+        // instructions an entry.
+        var value: UInt64
+        switch size {
+        case 2: value = UInt64(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))
+        case 4: value = UInt64(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self)))
+        case 8: value = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+        default:
+            value = 0
+            for index in 0..<size { value |= UInt64(bytes[offset + index]) << (8 * UInt64(index)) }
         }
         offset += size
         if signed, size < 8, value & (1 << (8 * UInt64(size) - 1)) != 0 {

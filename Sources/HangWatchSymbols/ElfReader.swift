@@ -17,14 +17,20 @@ package struct ElfReader {
     // MARK: Symbols
 
     /// A symbol as found in one table, before deduplication.
-    struct RawSymbol {
+    package struct RawSymbol {
         /// The name without its version, in libelf's buffers: valid until `elf_end`.
-        var name: UnsafeRawBufferPointer
-        var start: UInt64
-        var size: UInt64
+        package var name: UnsafeRawBufferPointer
+        package var start: UInt64
+        package var size: UInt64
         /// End of the allocated section holding the symbol, when known; bounds size-0 symbols.
-        var sectionEnd: UInt64?
-        var binding: UInt8
+        package var sectionEnd: UInt64?
+        /// STB_GLOBAL, STB_WEAK or STB_LOCAL.
+        package var binding: UInt8
+
+        /// A symbol whose `name` bytes stay valid while it is used.
+        package init(name: UnsafeRawBufferPointer, start: UInt64, size: UInt64, sectionEnd: UInt64?, binding: UInt8) {
+            (self.name, self.start, self.size, self.sectionEnd, self.binding) = (name, start, size, sectionEnd, binding)
+        }
     }
 
     /// FUNC and GNU_IFUNC symbols with a nonzero address from `.symtab` and
@@ -35,20 +41,24 @@ package struct ElfReader {
     /// headers were stripped) falls back to the dynamic segment's symbols.
     func functionSymbols() -> [ElfSymbolTable.Symbol] {
         var raw: [RawSymbol] = []
-        var sectionEnds: [Int: UInt64?] = [:]
-        var foundTable = false
-        var section: OpaquePointer? = nil
-        while let current = elf_nextscn(elf, section) {
-            section = current
-            var header = GElf_Shdr()
-            guard gelf_getshdr(current, &header) != nil,
-                  header.sh_type == UInt32(SHT_SYMTAB) || header.sh_type == UInt32(SHT_DYNSYM)
-            else { continue }
-            foundTable = true
-            collectFunctions(in: current, stringTable: Int(header.sh_link), into: &raw, sectionEnds: &sectionEnds)
-        }
+        let foundTable = forEachFunction(where: { _ in true }) { symbol, _ in raw.append(symbol) }
         if !foundTable { raw = dynamicSegmentFunctions() }
         return Self.deduplicated(raw)
+    }
+
+    /// The symbols of ``functionSymbols()`` that answer `addresses` (ELF virtual
+    /// addresses): for each, `lookup` of the result gives what the whole table's
+    /// would. Other addresses get no meaningful answer from it. One pass, no sort
+    /// of the image's symbols (`SymbolQuery` says how).
+    func functionSymbols(answering addresses: [UInt64]) -> [ElfSymbolTable.Symbol] {
+        var query = SymbolQuery(addresses: addresses)
+        let foundTable = forEachFunction(where: { query.matters(start: $0, slot: query.slot(of: $0)) }) { symbol, start in
+            query.add(symbol, slot: query.slot(of: start))
+        }
+        if !foundTable {
+            for symbol in dynamicSegmentFunctions() { query.add(symbol, slot: query.slot(of: symbol.start)) }
+        }
+        return query.symbols()
     }
 
     /// True when the image carries a `.symtab` with entries: then its local
@@ -73,13 +83,32 @@ package struct ElfReader {
         return type == UInt8(STT_FUNC) || type == UInt8(STT_GNU_IFUNC)
     }
 
-    private func collectFunctions(in section: OpaquePointer, stringTable: Int,
-                                  into raw: inout [RawSymbol], sectionEnds: inout [Int: UInt64?]) {
+    /// Calls `body` with each function symbol of the `.symtab` and `.dynsym`
+    /// sections whose start `wanted` accepts; the name and section end are
+    /// only read for those. Returns whether the image has such a section.
+    private func forEachFunction(where wanted: (UInt64) -> Bool, _ body: (RawSymbol, UInt64) -> Void) -> Bool {
+        var sectionEnds: [Int: UInt64?] = [:]
+        var foundTable = false
+        var section: OpaquePointer? = nil
+        while let current = elf_nextscn(elf, section) {
+            section = current
+            var header = GElf_Shdr()
+            guard gelf_getshdr(current, &header) != nil,
+                  header.sh_type == UInt32(SHT_SYMTAB) || header.sh_type == UInt32(SHT_DYNSYM)
+            else { continue }
+            foundTable = true
+            forEachFunction(in: current, stringTable: Int(header.sh_link), sectionEnds: &sectionEnds,
+                            where: wanted, body)
+        }
+        return foundTable
+    }
+
+    private func forEachFunction(in section: OpaquePointer, stringTable: Int, sectionEnds: inout [Int: UInt64?],
+                                 where wanted: (UInt64) -> Bool, _ body: (RawSymbol, UInt64) -> Void) {
         guard let data = elf_getdata(section, nil), data.pointee.d_buf != nil else { return }
         let entrySize = gelf_fsize(elf, ELF_T_SYM, 1, UInt32(EV_CURRENT))
         guard entrySize > 0 else { return }
         let count = data.pointee.d_size / entrySize
-        raw.reserveCapacity(raw.count + count)
         // Functions come grouped by section (nearly all in .text): the last one's end is kept at hand.
         var lastSection: (index: Int, end: UInt64?) = (-1, nil)
 
@@ -89,6 +118,7 @@ package struct ElfReader {
             guard Self.isFunction(symbol.st_info),
                   symbol.st_value != 0,
                   symbol.st_shndx != UInt16(SHN_UNDEF),
+                  wanted(symbol.st_value),
                   let cName = elf_strptr(elf, stringTable, Int(symbol.st_name)),
                   cName.pointee != 0
             else { continue }
@@ -104,9 +134,9 @@ package struct ElfReader {
                 sectionEnds[sectionIndex] = sectionEnd
             }
             lastSection = (sectionIndex, sectionEnd)
-            raw.append(RawSymbol(name: Self.unversioned(UnsafeRawBufferPointer(start: cName, count: strlen(cName))),
-                                 start: symbol.st_value, size: symbol.st_size, sectionEnd: sectionEnd,
-                                 binding: symbol.st_info >> 4))
+            body(RawSymbol(name: Self.unversioned(UnsafeRawBufferPointer(start: cName, count: strlen(cName))),
+                           start: symbol.st_value, size: symbol.st_size, sectionEnd: sectionEnd,
+                           binding: symbol.st_info >> 4), symbol.st_value)
         }
     }
 
@@ -134,7 +164,7 @@ package struct ElfReader {
     /// other; glibc exports `__send`/`send`, `pwrite`/`pwrite64`/`__libc_pwrite`).
     /// The public-looking one is the most useful in a report: fewest leading
     /// underscores, then global over weak over local, then the shortest.
-    private static func deduplicated(_ raw: [RawSymbol]) -> [ElfSymbolTable.Symbol] {
+    package static func deduplicated(_ raw: [RawSymbol]) -> [ElfSymbolTable.Symbol] {
         // Sorted as (address, index) pairs, not the symbols themselves, and by
         // address alone: the name each address keeps is chosen afterwards
         // among its aliases (moving whole symbols through the sort, each with
@@ -169,23 +199,28 @@ package struct ElfReader {
         var result: [ElfSymbolTable.Symbol] = []
         result.reserveCapacity(groups.count)
         for (at, group) in groups.enumerated() {
-            let start = group.start
             let nextStart = at + 1 < groups.count ? groups[at + 1].start : nil
-            var end: UInt64
-            if group.size > 0 {
-                end = start &+ group.size
-                if end < start { end = .max }  // corrupt size; keep the range well-formed
-            } else {
-                // Unsized (typically assembly): runs until something else starts
-                // or its section ends. With neither known, claim only its first byte.
-                end = [nextStart, group.sectionEnd].compactMap { $0 }.filter { $0 > start }.min() ?? start &+ 1
-            }
-            // A symbol nested inside a bigger one takes over from its start.
-            if let nextStart, end > nextStart { end = nextStart }
+            let end = symbolEnd(start: group.start, size: group.size, nextStart: nextStart, sectionEnd: group.sectionEnd)
             result.append(ElfSymbolTable.Symbol(names: store, nameOffset: group.name.offset, nameLength: group.name.length,
-                                                start: start, end: end))
+                                                start: group.start, end: end))
         }
         return result
+    }
+
+    /// Where the function group at `start` ends: at `start + size` when sized;
+    /// unsized (typically assembly), where something else starts or its section
+    /// ends, or after its first byte with neither known. A group nested inside a
+    /// bigger one ends where the next starts.
+    static func symbolEnd(start: UInt64, size: UInt64, nextStart: UInt64?, sectionEnd: UInt64?) -> UInt64 {
+        var end: UInt64
+        if size > 0 {
+            end = start &+ size
+            if end < start { end = .max }  // corrupt size; keep the range well-formed
+        } else {
+            end = [nextStart, sectionEnd].compactMap { $0 }.filter { $0 > start }.min() ?? start &+ 1
+        }
+        if let nextStart, end > nextStart { end = nextStart }
+        return end
     }
 
     /// The indices of `starts` by address, then by index. Packed into one
@@ -202,7 +237,7 @@ package struct ElfReader {
         return keys.map { Int($0 & (1 << indexBits - 1)) }
     }
 
-    private static func isPreferredName(_ lhs: RawSymbol, over rhs: RawSymbol) -> Bool {
+    static func isPreferredName(_ lhs: RawSymbol, over rhs: RawSymbol) -> Bool {
         let lhsUnderscores = lhs.name.prefix { $0 == UInt8(ascii: "_") }.count
         let rhsUnderscores = rhs.name.prefix { $0 == UInt8(ascii: "_") }.count
         if lhsUnderscores != rhsUnderscores { return lhsUnderscores < rhsUnderscores }

@@ -80,7 +80,8 @@ package struct ElfSymbolTable: Sendable {
         }
     }
 
-    /// Deduplicated symbols sorted by `start`; ranges never overlap.
+    /// Deduplicated symbols sorted by `start`; ranges never overlap. A table
+    /// read with `answering:` holds only those that answer its addresses.
     package let symbols: [Symbol]
     /// The `NT_GNU_BUILD_ID` note's descriptor, or empty if the image has none.
     package let buildId: [UInt8]
@@ -96,6 +97,24 @@ package struct ElfSymbolTable: Sendable {
     /// Throws ``ElfReadError`` when the file is missing, unreadable, not a
     /// regular file or not ELF; it never traps on bad input.
     package init(path: String) throws(ElfReadError) {
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.withElf(path: path) { elf throws(ElfReadError) in
+            try Self.read(elf, answering: nil)
+        }
+    }
+
+    /// Reads from the ELF file at `path` only the symbols that answer
+    /// `addresses` (ELF virtual addresses): ``lookup(_:)`` gives for each of
+    /// them what the whole table's would, and nothing meaningful for others.
+    /// One pass over the file's symbols, none sorted; the build-id, the
+    /// `.symtab` flag and the unwind table's starts are read whole.
+    package init(path: String, answering addresses: [UInt64]) throws(ElfReadError) {
+        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.withElf(path: path) { elf throws(ElfReadError) in
+            try Self.read(elf, answering: addresses)
+        }
+    }
+
+    /// Opens `path` for libelf, runs `body` on it and closes it again.
+    private static func withElf(path: String, _ body: (OpaquePointer) throws(ElfReadError) -> Contents) throws(ElfReadError) -> Contents {
         try requireLibelf()
         // O_NONBLOCK: opening a FIFO that happens to sit at a stale module path
         // must not hang the symbolicator. It has no effect on regular files.
@@ -109,7 +128,7 @@ package struct ElfSymbolTable: Sendable {
 
         guard let elf = elf_begin(fd, ELF_C_READ_MMAP, nil) else { throw .libelf(libelfMessage()) }
         defer { elf_end(elf) }
-        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.read(elf)
+        return try body(elf)
     }
 
     /// Reads an ELF image held in memory, such as the vDSO copied out of the
@@ -125,22 +144,29 @@ package struct ElfSymbolTable: Sendable {
                 return .failure(.libelf(libelfMessage()))
             }
             defer { elf_end(elf) }
-            return Result { () throws(ElfReadError) in try Self.read(elf) }
+            return Result { () throws(ElfReadError) in try Self.read(elf, answering: nil) }
         }
         (symbols, buildId, hasStaticSymbols, functionStarts) = try result.get()
     }
 
     private typealias Contents = (symbols: [Symbol], buildId: [UInt8], hasStaticSymbols: Bool, functionStarts: [UInt64])
 
-    private static func read(_ elf: OpaquePointer) throws(ElfReadError) -> Contents {
+    /// The whole table, or with `addresses` only the symbols that answer them.
+    private static func read(_ elf: OpaquePointer, answering addresses: [UInt64]?) throws(ElfReadError) -> Contents {
         guard elf_kind(elf) == ELF_K_ELF else { throw .notELF }
         let reader = ElfReader(elf: elf)
-        return (reader.functionSymbols(), reader.buildId(), reader.hasStaticSymbolTable(), reader.unwindFunctionStarts())
+        let symbols = addresses.map { reader.functionSymbols(answering: $0) } ?? reader.functionSymbols()
+        return (symbols, reader.buildId(), reader.hasStaticSymbolTable(), reader.unwindFunctionStarts())
     }
 
     /// The function containing `address` (an ELF virtual address) and how far
     /// into it the address lies, or nil if no function covers it.
     package func lookup(_ address: UInt64) -> (name: String, offset: UInt64)? {
+        Self.lookup(address, in: symbols)
+    }
+
+    /// ``lookup(_:)`` in `symbols`, sorted by start with ranges that never overlap.
+    package static func lookup(_ address: UInt64, in symbols: [Symbol]) -> (name: String, offset: UInt64)? {
         // Binary search for the last symbol whose start is <= address.
         var low = 0
         var high = symbols.count

@@ -37,6 +37,9 @@ package final class Symbolicator {
     private struct ModuleSymbols {
         let own: ElfSymbolTable
         let debug: ElfSymbolTable?
+        /// For tables read by ``Symbolicator/prepare(_:)``: the only file
+        /// addresses they answer. Nil: the whole tables.
+        let answers: Set<UInt64>?
         /// Whether local (static) functions have names; if not, they are named by start offset.
         var namesLocalFunctions: Bool { own.hasStaticSymbols || debug != nil }
     }
@@ -121,6 +124,31 @@ package final class Symbolicator {
         return resolved
     }
 
+    /// Reads, for every module no address has fallen in yet, only the symbols
+    /// that name `pcs` (each with the `isReturnAddress` rule of
+    /// ``symbolicate(pc:isReturnAddress:)``): one pass over each image's
+    /// symbols instead of a sorted table of all of them. A later address of
+    /// such a module that was not prepared reads the whole tables then.
+    package func prepare(_ pcs: [(pc: UInt64, isReturnAddress: Bool)]) {
+        var wanted: [ObjectIdentifier: (module: Module, addresses: [UInt64])] = [:]
+        for (pc, isReturnAddress) in pcs {
+            guard let module = module(containing: pc), case .notLoaded = module.source,
+                  module.image.inlineImage == nil,
+                  let address = fileAddress(pc: pc, isReturnAddress: isReturnAddress, in: module)
+            else { continue }
+            wanted[ObjectIdentifier(module), default: (module, [])].addresses.append(address)
+        }
+        for (module, addresses) in wanted.values { _ = symbols(of: module, answering: addresses) }
+    }
+
+    /// The ELF virtual address `pc` is looked up at: less the load bias, and
+    /// one byte back for a return address. Nil where either would underflow.
+    private func fileAddress(pc: UInt64, isReturnAddress: Bool, in module: Module) -> UInt64? {
+        let (biased, underflow1) = pc.subtractingReportingOverflow(module.image.loadBias)
+        let (address, underflow2) = biased.subtractingReportingOverflow(isReturnAddress ? 1 : 0)
+        return underflow1 || underflow2 ? nil : address
+    }
+
     private func resolve(pc: UInt64, isReturnAddress: Bool) -> Resolution {
         guard let module = module(containing: pc) else {
             return Resolution(frame: Frame(symbol: "0x" + String(pc, radix: 16), image: "???"), start: nil)
@@ -129,12 +157,14 @@ package final class Symbolicator {
             frame: Frame(symbol: "\(module.displayName)+0x\(String(pc - module.image.start, radix: 16))",
                          image: module.displayName),
             start: nil)
-        guard let tables = symbols(of: module) else { return fallback }
-
-        let adjustment: UInt64 = isReturnAddress ? 1 : 0
-        let (biased, underflow1) = pc.subtractingReportingOverflow(module.image.loadBias)
-        let (fileAddress, underflow2) = biased.subtractingReportingOverflow(adjustment)
-        guard !underflow1, !underflow2 else { return fallback }
+        guard var tables = symbols(of: module) else { return fallback }
+        guard let fileAddress = fileAddress(pc: pc, isReturnAddress: isReturnAddress, in: module) else { return fallback }
+        if let answers = tables.answers, !answers.contains(fileAddress) {
+            // Not prepared: the partial tables cannot answer it; the whole ones can.
+            module.source = .notLoaded
+            guard let whole = symbols(of: module) else { return fallback }
+            tables = whole
+        }
         // The debug file's table is complete and sized; the own file's may be
         // only `.dynsym`, whose unsized entries can stretch over static code.
         if let hit = tables.debug?.lookup(fileAddress) ?? tables.own.lookup(fileAddress) {
@@ -155,12 +185,17 @@ package final class Symbolicator {
             start: nil)
     }
 
+    /// Adds a note once: a module whose prepared tables were read again whole says the same things again.
+    private func note(_ text: String) {
+        if !notes.contains(text) { notes.append(text) }
+    }
+
     private func noteUnnamedFunctions(in module: Module) {
         guard !module.notedUnnamedFunctions else { return }
         module.notedUnnamedFunctions = true
         let places = debugFiles.directories.map { $0 + "/.build-id" }.joined(separator: " or ")
         let debugFile = places.isEmpty ? "no debug file" : "no debug file in " + places
-        notes.append("\(module.displayName): internal functions have no names (no .symtab, and \(debugFile)); "
+        note("\(module.displayName): internal functions have no names (no .symtab, and \(debugFile)); "
             + "they are shown as \(module.displayName)+0xSTART, the offset of the function's start")
     }
 
@@ -190,7 +225,8 @@ package final class Symbolicator {
 
     /// The module's symbol tables, loading them on first use. Nil (with a note)
     /// when the image cannot be read or is not the binary that ran.
-    private func symbols(of module: Module) -> ModuleSymbols? {
+    /// With `addresses` (file addresses), only the symbols that answer them.
+    private func symbols(of module: Module, answering addresses: [UInt64]? = nil) -> ModuleSymbols? {
         switch module.source {
         case let .loaded(tables): return tables
         case .unavailable: return nil
@@ -199,22 +235,26 @@ package final class Symbolicator {
         do {
             let table = if let bytes = module.image.inlineImage {
                 try ElfSymbolTable(image: bytes)
+            } else if let addresses {
+                try ElfSymbolTable(path: module.image.path, answering: addresses)
             } else {
                 try ElfSymbolTable(path: module.image.path)
             }
             // A rebuilt binary has different addresses; its symbols would name
             // the wrong functions, which is worse than naming none.
             if !module.image.buildId.isEmpty, table.buildId != module.image.buildId {
-                notes.append("\(module.displayName): build-id mismatch (file was rebuilt since the run); "
+                note("\(module.displayName): build-id mismatch (file was rebuilt since the run); "
                     + "its frames are shown as offsets")
                 module.source = .unavailable
                 return nil
             }
-            let tables = ModuleSymbols(own: table, debug: table.hasStaticSymbols ? nil : debugTable(for: module, table))
+            let tables = ModuleSymbols(own: table,
+                                       debug: table.hasStaticSymbols ? nil : debugTable(for: module, table, answering: addresses),
+                                       answers: addresses.map(Set.init))
             module.source = .loaded(tables)
             return tables
         } catch {
-            notes.append("\(module.displayName): symbols unavailable (\(error)); its frames are shown as offsets")
+            note("\(module.displayName): symbols unavailable (\(error)); its frames are shown as offsets")
             module.source = .unavailable
             return nil
         }
@@ -222,22 +262,26 @@ package final class Symbolicator {
 
     /// The separate debug file of a module whose own file has no `.symtab`,
     /// when one is installed and was split from this very build.
-    private func debugTable(for module: Module, _ own: ElfSymbolTable) -> ElfSymbolTable? {
+    private func debugTable(for module: Module, _ own: ElfSymbolTable, answering addresses: [UInt64]?) -> ElfSymbolTable? {
         let buildId = module.image.buildId.isEmpty ? own.buildId : module.image.buildId
         for path in debugFiles.candidatePaths(forBuildId: buildId) {
             let table: ElfSymbolTable
             do throws(ElfReadError) {
-                table = try ElfSymbolTable(path: path)
+                if let addresses {
+                    table = try ElfSymbolTable(path: path, answering: addresses)
+                } else {
+                    table = try ElfSymbolTable(path: path)
+                }
             } catch .cannotOpen(_, ENOENT) {
                 continue  // not installed: the common case, nothing to report
             } catch {
-                notes.append("\(module.displayName): debug file unusable (\(error))")
+                note("\(module.displayName): debug file unusable (\(error))")
                 continue
             }
             // Same safety rule as for the module itself: symbols of another
             // build would name the wrong functions.
             guard table.buildId == buildId else {
-                notes.append("\(module.displayName): debug file \(path) belongs to another build; ignored")
+                note("\(module.displayName): debug file \(path) belongs to another build; ignored")
                 continue
             }
             return table

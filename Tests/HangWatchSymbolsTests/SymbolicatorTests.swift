@@ -494,3 +494,138 @@ private func functionStarts(_ header: [UInt8], address: UInt64) -> [UInt64] {
         #expect(ElfReader.addressOrder([(1 << 44) - 1, 0, (1 << 44) - 1]) == [1, 0, 2])
     }
 }
+
+// MARK: - Tables that answer only the addresses asked
+
+/// Addresses around the edges of `table`'s functions and between them: each
+/// symbol's start, second byte, last byte, end and the byte before its start,
+/// for every `stride`-th symbol; the unwind table's starts a few bytes in;
+/// and random addresses over the whole span.
+private func probingAddresses(_ table: ElfSymbolTable, stride: Int, seed: UInt64) -> [UInt64] {
+    var addresses: [UInt64] = []
+    for symbol in Swift.stride(from: 0, to: table.symbols.count, by: stride).map({ table.symbols[$0] }) {
+        addresses += [symbol.start, symbol.start + 1, symbol.end - 1, symbol.end, symbol.start - 1]
+    }
+    addresses += Swift.stride(from: 0, to: table.functionStarts.count, by: stride).map { table.functionStarts[$0] + 3 }
+    if let low = table.symbols.first?.start, let high = table.symbols.last?.end, high > low {
+        var random = SplitMix(seed: seed)
+        addresses += (0..<2000).map { _ in low + random.next() % (high - low + 64) }
+    }
+    return addresses
+}
+
+@Suite struct PartialSymbolTableTests {
+    /// The images: libc as shipped (`.dynsym` only, many unsized and aliased
+    /// symbols), libc's debug file (`.symtab` with versioned names) when
+    /// installed, this test binary (thousands of Swift symbols), and the vDSO's
+    /// loaded bytes in a file: no section headers, so its symbols come from the
+    /// dynamic segment, unsized ranges bounded only by the next symbol.
+    static let images: [String] = ["libc", "libc debug file", "test binary", "vDSO"]
+
+    private static func path(of image: String) throws -> String? {
+        switch image {
+        case "libc": return try #require(module(named: "libc.so.6")).path
+        case "libc debug file": return libcDebugFile
+        case "vDSO":
+            guard let bytes = module(named: "[vdso]")?.inlineImage else { return nil }
+            let path = try temporaryDirectory() + "/vdso.so"
+            let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+            try #require(fd >= 0 && bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+            close(fd)
+            return path
+        default: return executablePath
+        }
+    }
+
+    @Test(arguments: images)
+    func answersAsTheWholeTableDoes(_ image: String) throws {
+        guard let path = try Self.path(of: image) else { return }  // libc6-dbg not installed, or no vDSO
+        defer { if image == "vDSO" { unlink(path); rmdir(String(path.dropLast("/vdso.so".count))) } }
+        let whole = try ElfSymbolTable(path: path)
+        try #require(whole.symbols.count > (image == "vDSO" ? 3 : 500), "\(image): \(whole.symbols.count) symbols")
+        let addresses = probingAddresses(whole, stride: image == "vDSO" ? 1 : 3, seed: 0x5EED_0001)
+        let partial = try ElfSymbolTable(path: path, answering: addresses)
+        // Fewer symbols were kept than the file has (every one is asked of the vDSO), and each address reads the same.
+        #expect(image == "vDSO" || partial.symbols.count < whole.symbols.count)
+        let differing = addresses.filter { whole.lookup($0)?.name != partial.lookup($0)?.name
+            || whole.lookup($0)?.offset != partial.lookup($0)?.offset }
+        let first = differing.first.map { "0x\(String($0, radix: 16)): \(String(describing: whole.lookup($0))) "
+            + "against \(String(describing: partial.lookup($0)))" } ?? ""
+        #expect(differing.isEmpty, "\(image): \(differing.count) of \(addresses.count) differ, first at \(first)")
+        #expect(partial.buildId == whole.buildId && partial.functionStarts == whole.functionStarts
+            && partial.hasStaticSymbols == whole.hasStaticSymbols)
+    }
+
+    /// A symbolicator that prepared some pcs names those and every other pc
+    /// (read whole on the first one not prepared) as one that did not.
+    @Test func preparedSymbolicatorNamesEveryPCTheSame() throws {
+        let libc = try #require(module(named: "libc.so.6"))
+        let executable = try executableModule()
+        var pcs: [(pc: UInt64, isReturnAddress: Bool)] = []
+        for module in [libc, executable] {
+            let table = try ElfSymbolTable(path: module.path)
+            pcs += probingAddresses(table, stride: 11, seed: 0x5EED_0002).enumerated()
+                .map { (module.loadBias + $0.element + ($0.offset % 2 == 0 ? 0 : 1), $0.offset % 2 == 1) }
+        }
+        let prepared = pcs.enumerated().filter { $0.offset % 3 != 0 }.map(\.element)
+        let plain = symbolicatorForThisProcess(), preparing = symbolicatorForThisProcess()
+        preparing.prepare(prepared)
+        // The prepared pcs first, then all of them: the unprepared ones reload the tables whole.
+        for list in [prepared, pcs] {
+            let differing = list.filter { plain.symbolicate(pc: $0.pc, isReturnAddress: $0.isReturnAddress)
+                != preparing.symbolicate(pc: $0.pc, isReturnAddress: $0.isReturnAddress)
+                || plain.functionStart(pc: $0.pc, isReturnAddress: $0.isReturnAddress)
+                != preparing.functionStart(pc: $0.pc, isReturnAddress: $0.isReturnAddress) }
+            #expect(differing.isEmpty, "\(differing.count) of \(list.count) pcs named differently")
+        }
+        #expect(plain.notes == preparing.notes)
+    }
+}
+
+/// The query against the whole table's deduplication on made-up symbols: the
+/// cases real images rarely have (unsized symbols with no section end, nested
+/// and overlapping ranges, aliases that disagree on size and section) come up
+/// in every round.
+@Suite struct SymbolQueryAgainstDeduplication {
+    @Test func answersAsTheSortedTableOnRandomSymbols() {
+        let pool = ["f", "_f", "__f", "g", "fn", "_g_alias", "h"]
+        let names = pool.map { Array($0.utf8) }
+        var random = SplitMix(seed: 0x5EED_0003)
+        var differing = 0, asked = 0
+        for _ in 0..<300 {
+            let count = 1 + Int(random.next() % 40)
+            let symbols: [(name: Int, start: UInt64, size: UInt64, sectionEnd: UInt64?, binding: UInt8)] = (0..<count).map { _ in
+                let start = 0x1000 + random.next() % 400
+                let size = random.next() % 3 == 0 ? 0 : random.next() % 60
+                let sectionEnd: UInt64? = random.next() % 3 == 0 ? nil : start + random.next() % 200
+                return (Int(random.next() % UInt64(pool.count)), start, size, sectionEnd, UInt8(random.next() % 3))
+            }
+            let addresses = (0..<(1 + Int(random.next() % 30))).map { _ in 0xFC0 + random.next() % 560 }
+            names.withUnsafeBufferPointers { buffers in
+                let raw = symbols.map { ElfReader.RawSymbol(name: buffers[$0.name], start: $0.start, size: $0.size,
+                                                            sectionEnd: $0.sectionEnd, binding: $0.binding) }
+                let whole = ElfReader.deduplicated(raw)
+                var query = SymbolQuery(addresses: addresses)
+                for symbol in raw { query.add(symbol, slot: query.slot(of: symbol.start)) }
+                let partial = query.symbols()
+                for address in addresses {
+                    asked += 1
+                    let a = ElfSymbolTable.lookup(address, in: whole), b = ElfSymbolTable.lookup(address, in: partial)
+                    if a?.name != b?.name || a?.offset != b?.offset { differing += 1 }
+                }
+            }
+        }
+        #expect(differing == 0, "\(differing) of \(asked) addresses answered differently")
+    }
+}
+
+private extension Array where Element == [UInt8] {
+    /// Calls `body` with a raw buffer over each element's bytes, all valid for the call.
+    func withUnsafeBufferPointers<R>(_ body: ([UnsafeRawBufferPointer]) -> R) -> R {
+        func nest(_ index: Int, _ done: [UnsafeRawBufferPointer]) -> R {
+            guard index < count else { return body(done) }
+            return self[index].withUnsafeBytes { nest(index + 1, done + [$0]) }
+        }
+        return nest(0, [])
+    }
+}
