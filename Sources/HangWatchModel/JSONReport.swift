@@ -34,9 +34,13 @@ public enum JSONReport {
             report.notes.append("call trees deeper than \(maxTreeDepth) levels were cut in this file; "
                                 + "the weight of the cut levels is still counted in their callers")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(ReportJSON(report: report, maxTreeDepth: maxTreeDepth))
+        // JSONEncoder's bytes, written without it (JSONValue says why).
+        return try tree(of: report).prettyPrinted()
+    }
+
+    /// The report as the JSON tree `encode` writes (before the note on cut trees).
+    package static func tree(of report: Report) -> JSONValue {
+        ReportJSON(report: report, maxTreeDepth: maxTreeDepth).json
     }
 
     /// Reads a report file, throwing `ReportFileError` for anything that is not a

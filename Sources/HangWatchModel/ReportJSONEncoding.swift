@@ -21,173 +21,191 @@ package func roundedForJSON(_ value: Double) -> Double {
     return (value * 1000).rounded() / 1000
 }
 
-struct ReportJSON: Encodable {
+/// A wrapper that writes its value as a `JSONValue` tree (`json`); as
+/// Encodable it writes the same tree through any encoder.
+protocol JSONTree: Encodable {
+    var json: JSONValue { get }
+}
+
+extension JSONTree {
+    func encode(to encoder: any Encoder) throws { try json.encode(to: encoder) }
+}
+
+/// A rounded millisecond (or other fractional) field.
+private func ms(_ value: Double) -> JSONValue { .double(roundedForJSON(value)) }
+
+struct ReportJSON: JSONTree {
     var report: Report
     var maxTreeDepth: Int
 
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(JSONReport.schemaVersion, forKey: "schemaVersion")  // an older report read back is written as the current version
-        try c.encode(ProcessJSON(process: report.process), forKey: "process")
-        try c.encode(ThresholdsJSON(thresholds: report.thresholds), forKey: "thresholds")
-        try c.encode(SummaryJSON(summary: report.summary), forKey: "summary")
-        try c.encode(report.hangs.map { HangJSON(hang: $0, maxTreeDepth: maxTreeDepth) }, forKey: "hangs")
-        try c.encode(report.frames.map(FramesJSON.init), forKey: "frames")
-        try c.encode(report.frameLoops.map(FramesJSON.init), forKey: "frameLoops")
-        try c.encode(report.launch.map { LaunchJSON(launch: $0, maxTreeDepth: maxTreeDepth) }, forKey: "launch")
-        try c.encode(report.notes, forKey: "notes")
+    var json: JSONValue {
+        .object([
+            ("schemaVersion", .integer(JSONReport.schemaVersion)),  // an older report read back is written as the current version
+            ("process", ProcessJSON(process: report.process).json),
+            ("thresholds", ThresholdsJSON(thresholds: report.thresholds).json),
+            ("summary", SummaryJSON(summary: report.summary).json),
+            ("hangs", .array(report.hangs.map { HangJSON(hang: $0, maxTreeDepth: maxTreeDepth).json })),
+            ("frames", .optional(report.frames) { FramesJSON(frames: $0).json }),
+            ("frameLoops", .array(report.frameLoops.map { FramesJSON(frames: $0).json })),
+            ("launch", .optional(report.launch) { LaunchJSON(launch: $0, maxTreeDepth: maxTreeDepth).json }),
+            ("notes", .array(report.notes.map(JSONValue.string))),
+        ])
     }
 }
 
-struct ProcessJSON: Encodable {
+struct ProcessJSON: JSONTree {
     var process: ProcessInfoRecord
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(process.pid, forKey: "pid")
-        try c.encode(process.executable, forKey: "executable")
-        try c.encode(process.arguments, forKey: "arguments")
-        try c.encode(process.exitCode, forKey: "exitCode")
-        try c.encode(process.signal, forKey: "signal")
-        try c.encode(roundedForJSON(process.wallMs), forKey: "wallMs")
-        try c.encode(process.cpuUserMs.map(roundedForJSON), forKey: "cpuUserMs")
-        try c.encode(process.cpuSystemMs.map(roundedForJSON), forKey: "cpuSystemMs")
-        try c.encode(process.peakRssKb, forKey: "peakRssKb")
-        try c.encode(process.startTimeUnixNs, forKey: "startTimeUnixNs")
+    var json: JSONValue {
+        .object([
+            ("pid", .integer(process.pid)),
+            ("executable", .string(process.executable)),
+            ("arguments", .array(process.arguments.map(JSONValue.string))),
+            ("exitCode", .optional(process.exitCode) { .integer($0) }),
+            ("signal", .optional(process.signal) { .integer($0) }),
+            ("wallMs", ms(process.wallMs)),
+            ("cpuUserMs", .optional(process.cpuUserMs, ms)),
+            ("cpuSystemMs", .optional(process.cpuSystemMs, ms)),
+            ("peakRssKb", .optional(process.peakRssKb) { .integer($0) }),
+            ("startTimeUnixNs", .optional(process.startTimeUnixNs) { .integer($0) }),
+        ])
     }
 }
 
-struct ThresholdsJSON: Encodable {
+struct ThresholdsJSON: JSONTree {
     var thresholds: Thresholds
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(roundedForJSON(thresholds.hangMs), forKey: "hangMs")
-        try c.encode(roundedForJSON(thresholds.reportMs), forKey: "reportMs")
-        try c.encode(roundedForJSON(thresholds.sampleHz), forKey: "sampleHz")
-        try c.encode(thresholds.frameMs.map(roundedForJSON), forKey: "frameMs")
+    var json: JSONValue {
+        .object([
+            ("hangMs", ms(thresholds.hangMs)),
+            ("reportMs", ms(thresholds.reportMs)),
+            ("sampleHz", ms(thresholds.sampleHz)),
+            ("frameMs", .optional(thresholds.frameMs, ms)),
+        ])
     }
 }
 
-struct SummaryJSON: Encodable {
+struct SummaryJSON: JSONTree {
     var summary: Summary
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(summary.hangCount, forKey: "hangCount")
-        try c.encode(summary.reportedHangCount, forKey: "reportedHangCount")
-        try c.encode(roundedForJSON(summary.totalHangMs), forKey: "totalHangMs")
-        try c.encode(roundedForJSON(summary.longestHangMs), forKey: "longestHangMs")
+    var json: JSONValue {
+        .object([
+            ("hangCount", .integer(summary.hangCount)),
+            ("reportedHangCount", .integer(summary.reportedHangCount)),
+            ("totalHangMs", ms(summary.totalHangMs)),
+            ("longestHangMs", ms(summary.longestHangMs)),
+        ])
     }
 }
 
-struct HangJSON: Encodable {
+struct HangJSON: JSONTree {
     var hang: Hang
     var maxTreeDepth: Int
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(hang.id, forKey: "id")
-        try c.encode(hang.thread, forKey: "thread")  // tid, name, role: no optionals, no doubles
-        try c.encode(roundedForJSON(hang.startMs), forKey: "startMs")
-        try c.encode(roundedForJSON(hang.durationMs), forKey: "durationMs")
-        try c.encode(hang.reported, forKey: "reported")
-        try c.encode(hang.inProgress, forKey: "inProgress")
-        try c.encode(hang.kind, forKey: "kind")
-        try c.encode(hang.blockedIn.map { BlockedCallJSON(call: BlockedCall(syscall: $0, symbol: hang.blockedSymbol)) },
-                     forKey: "blockedIn")
-        try c.encode(hang.sampleCount, forKey: "sampleCount")
-        try c.encode(roundedForJSON(hang.sampleCoverage), forKey: "sampleCoverage")
-        try c.encode(hang.callTree.map { NodeJSON(node: $0, levelsLeft: maxTreeDepth) }, forKey: "callTree")
-        try c.encode(hang.cpuMs.map(roundedForJSON), forKey: "cpuMs")
-        try c.encode(hang.runnableMs.map(roundedForJSON), forKey: "runnableMs")
-        try c.encode(hang.lockOwner.map { LockOwnerJSON(owner: $0, maxTreeDepth: maxTreeDepth) }, forKey: "lockOwner")
-        try c.encode(hang.runningThreads.map(RunningThreadJSON.init), forKey: "runningThreads")
+    var json: JSONValue {
+        .object([
+            ("id", .integer(hang.id)),
+            ("thread", .object([("tid", .integer(hang.thread.tid)), ("name", .string(hang.thread.name)),
+                                ("role", .string(hang.thread.role))])),
+            ("startMs", ms(hang.startMs)),
+            ("durationMs", ms(hang.durationMs)),
+            ("reported", .bool(hang.reported)),
+            ("inProgress", .bool(hang.inProgress)),
+            ("kind", .string(hang.kind.rawValue)),
+            ("blockedIn", .optional(hang.blockedIn) { BlockedCallJSON(call: BlockedCall(syscall: $0, symbol: hang.blockedSymbol)).json }),
+            ("sampleCount", .integer(hang.sampleCount)),
+            ("sampleCoverage", ms(hang.sampleCoverage)),
+            ("callTree", .optional(hang.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
+            ("cpuMs", .optional(hang.cpuMs, ms)),
+            ("runnableMs", .optional(hang.runnableMs, ms)),
+            ("lockOwner", .optional(hang.lockOwner) { LockOwnerJSON(owner: $0, maxTreeDepth: maxTreeDepth).json }),
+            ("runningThreads", .array(hang.runningThreads.map { RunningThreadJSON(thread: $0).json })),
+        ])
     }
 }
 
-struct LaunchJSON: Encodable {
+struct LaunchJSON: JSONTree {
     var launch: Launch
     var maxTreeDepth: Int
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(roundedForJSON(launch.durationMs), forKey: "durationMs")
-        try c.encode(launch.reachedFirstWait, forKey: "reachedFirstWait")
-        try c.encode(launch.sampleCount, forKey: "sampleCount")
-        try c.encode(launch.callTree.map { NodeJSON(node: $0, levelsLeft: maxTreeDepth) }, forKey: "callTree")
+    var json: JSONValue {
+        .object([
+            ("durationMs", ms(launch.durationMs)),
+            ("reachedFirstWait", .bool(launch.reachedFirstWait)),
+            ("sampleCount", .integer(launch.sampleCount)),
+            ("callTree", .optional(launch.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
+        ])
     }
 }
 
-struct FramesJSON: Encodable {
+struct FramesJSON: JSONTree {
     var frames: FrameStats
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(frames.name, forKey: "name")
-        try c.encode(roundedForJSON(frames.deadlineMs), forKey: "deadlineMs")
-        try c.encode(frames.frameCount, forKey: "frameCount")
-        try c.encode(frames.hitchCount, forKey: "hitchCount")
-        try c.encode(frames.missedFrames, forKey: "missedFrames")
-        try c.encode(roundedForJSON(frames.hitchMs), forKey: "hitchMs")
-        try c.encode(roundedForJSON(frames.hitchRatioMsPerS), forKey: "hitchRatioMsPerS")
-        try c.encode(frames.band, forKey: "band")
-        try c.encode(roundedForJSON(frames.p50Ms), forKey: "p50Ms")
-        try c.encode(roundedForJSON(frames.p95Ms), forKey: "p95Ms")
-        try c.encode(roundedForJSON(frames.p99Ms), forKey: "p99Ms")
-        try c.encode(roundedForJSON(frames.maxMs), forKey: "maxMs")
-        try c.encode(frames.histogram.map(HistogramBucketJSON.init), forKey: "histogram")
-    }
-}
-
-struct HistogramBucketJSON: Encodable {
-    var bucket: HistogramBucket
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(bucket.upToMs.map(roundedForJSON), forKey: "upToMs")  // null: the open-ended last bucket
-        try c.encode(bucket.count, forKey: "count")
+    var json: JSONValue {
+        .object([
+            ("name", .string(frames.name)),
+            ("deadlineMs", ms(frames.deadlineMs)),
+            ("frameCount", .integer(frames.frameCount)),
+            ("hitchCount", .integer(frames.hitchCount)),
+            ("missedFrames", .integer(frames.missedFrames)),
+            ("hitchMs", ms(frames.hitchMs)),
+            ("hitchRatioMsPerS", ms(frames.hitchRatioMsPerS)),
+            ("band", .string(frames.band)),
+            ("p50Ms", ms(frames.p50Ms)),
+            ("p95Ms", ms(frames.p95Ms)),
+            ("p99Ms", ms(frames.p99Ms)),
+            ("maxMs", ms(frames.maxMs)),
+            ("histogram", .array(frames.histogram.map { bucket in
+                .object([("upToMs", .optional(bucket.upToMs, ms)),  // null: the open-ended last bucket
+                         ("count", .integer(bucket.count))])
+            })),
+        ])
     }
 }
 
 /// A call-tree node; below `levelsLeft` levels its children are dropped (see `JSONReport.maxTreeDepth`).
-struct NodeJSON: Encodable {
+struct NodeJSON: JSONTree {
     var node: CallTreeNode
     var levelsLeft: Int
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(node.symbol, forKey: "symbol")
-        try c.encode(node.image, forKey: "image")
-        try c.encode(roundedForJSON(node.weightMs), forKey: "weightMs")
-        try c.encode(roundedForJSON(node.selfMs), forKey: "selfMs")
-        try c.encode(node.sampleCount, forKey: "sampleCount")
-        try c.encode(node.source, forKey: "source")  // null unless the run asked for source lines
-        try c.encode(node.waitingMs.map(roundedForJSON), forKey: "waitingMs")  // null when the thread state is unknown
+    var json: JSONValue {
         let children = levelsLeft > 1 ? node.children : []
-        try c.encode(children.map { NodeJSON(node: $0, levelsLeft: levelsLeft - 1) }, forKey: "children")
+        return .object([
+            ("symbol", .string(node.symbol)),
+            ("image", .string(node.image)),
+            ("weightMs", ms(node.weightMs)),
+            ("selfMs", ms(node.selfMs)),
+            ("sampleCount", .integer(node.sampleCount)),
+            ("source", .optional(node.source, JSONValue.string)),  // null unless the run asked for source lines
+            ("waitingMs", .optional(node.waitingMs, ms)),  // null when the thread state is unknown
+            ("children", .array(children.map { NodeJSON(node: $0, levelsLeft: levelsLeft - 1).json })),
+        ])
     }
 }
 
-struct BlockedCallJSON: Encodable {
+struct BlockedCallJSON: JSONTree {
     var call: BlockedCall
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(call.syscall, forKey: "syscall")
-        try c.encode(call.symbol, forKey: "symbol")  // null when no frame of the program's own made the call
+    var json: JSONValue {
+        .object([
+            ("syscall", .string(call.syscall)),
+            ("symbol", .optional(call.symbol, JSONValue.string)),  // null when no frame of the program's own made the call
+        ])
     }
 }
 
-struct LockOwnerJSON: Encodable {
+struct LockOwnerJSON: JSONTree {
     var owner: LockOwner
     var maxTreeDepth: Int
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(owner.tid, forKey: "tid")
-        try c.encode(owner.name, forKey: "name")
-        try c.encode(owner.evidence, forKey: "evidence")
-        try c.encode(owner.callTree.map { NodeJSON(node: $0, levelsLeft: maxTreeDepth) }, forKey: "callTree")
+    var json: JSONValue {
+        .object([
+            ("tid", .integer(owner.tid)),
+            ("name", .string(owner.name)),
+            ("evidence", .string(owner.evidence)),
+            ("callTree", .optional(owner.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
+        ])
     }
 }
 
-struct RunningThreadJSON: Encodable {
+struct RunningThreadJSON: JSONTree {
     var thread: RunningThread
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: JSONKey.self)
-        try c.encode(thread.tid, forKey: "tid")
-        try c.encode(thread.name, forKey: "name")
-        try c.encode(roundedForJSON(thread.cpuMs), forKey: "cpuMs")
+    var json: JSONValue {
+        .object([
+            ("tid", .integer(thread.tid)),
+            ("name", .string(thread.name)),
+            ("cpuMs", ms(thread.cpuMs)),
+        ])
     }
 }

@@ -1,0 +1,173 @@
+// A JSON document as a plain value, and a writer that prints it exactly as
+// Foundation's JSONEncoder does with [.prettyPrinted, .sortedKeys,
+// .withoutEscapingSlashes], without going through Codable.
+//
+// Why: JSONEncoder's generic path looks up, the first time it meets each type,
+// whether the type conforms to a handful of marker protocols, and each lookup
+// scans the conformance records of every loaded library. Per callgrind, that and
+// its container machinery cost about 5 million instructions for the report of
+// one short hang, more than the rest of the report put together. The tree is
+// also Encodable, so event lines that embed a hang still go through JSONEncoder,
+// and the tests hold this writer's bytes to JSONEncoder's for the same tree.
+
+import Foundation
+
+/// A JSON value: what the report's fields are written as.
+package indirect enum JSONValue: Sendable, Equatable {
+    /// Members in the order given; written sorted by key.
+    case object([(key: String, value: JSONValue)])
+    case array([JSONValue])
+    case string(String)
+    case double(Double)
+    case int(Int64)
+    case uint(UInt64)
+    case bool(Bool)
+    case null
+
+    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.object(a), .object(b)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        case let (.array(a), .array(b)): a == b
+        case let (.string(a), .string(b)): a == b
+        case let (.double(a), .double(b)): a == b
+        case let (.int(a), .int(b)): a == b
+        case let (.uint(a), .uint(b)): a == b
+        case let (.bool(a), .bool(b)): a == b
+        case (.null, .null): true
+        default: false
+        }
+    }
+
+    /// An integer of any width.
+    package static func integer(_ value: some BinaryInteger) -> JSONValue {
+        if let signed = Int64(exactly: value) { return .int(signed) }
+        return .uint(UInt64(clamping: value))
+    }
+
+    /// `value` through `make`, or null.
+    package static func optional<T>(_ value: T?, _ make: (T) -> JSONValue) -> JSONValue {
+        value.map(make) ?? .null
+    }
+}
+
+extension JSONValue: Encodable {
+    package func encode(to encoder: any Encoder) throws {
+        switch self {
+        case let .object(members):
+            var container = encoder.container(keyedBy: JSONKey.self)
+            for (key, value) in members { try container.encode(value, forKey: JSONKey(stringValue: key)) }
+        case let .array(elements):
+            var container = encoder.unkeyedContainer()
+            for element in elements { try container.encode(element) }
+        case let .string(value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case let .double(value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case let .int(value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case let .uint(value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case let .bool(value):
+            var container = encoder.singleValueContainer()
+            try container.encode(value)
+        case .null:
+            var container = encoder.singleValueContainer()
+            try container.encodeNil()
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value as JSONEncoder writes it with `[.prettyPrinted, .sortedKeys,
+    /// .withoutEscapingSlashes]`, byte for byte. Throws `EncodingError.invalidValue`
+    /// for a NaN or infinite number, as JSONEncoder does.
+    package func prettyPrinted() throws -> Data {
+        var out: [UInt8] = []
+        out.reserveCapacity(4096)
+        try write(into: &out, indent: 0)
+        return Data(out)
+    }
+
+    private func write(into out: inout [UInt8], indent: Int) throws {
+        switch self {
+        case let .object(members):
+            out.append(UInt8(ascii: "{"))
+            out.append(UInt8(ascii: "\n"))
+            let sorted = members.sorted { Self.keyPrecedes($0.key, $1.key) }
+            for (index, member) in sorted.enumerated() {
+                if index > 0 { out += [UInt8(ascii: ","), UInt8(ascii: "\n")] }
+                Self.indent(&out, indent + 2)
+                Self.writeString(member.key, into: &out)
+                out += [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")]
+                try member.value.write(into: &out, indent: indent + 2)
+            }
+            out.append(UInt8(ascii: "\n"))  // an empty object is "{", two newlines, "}"
+            Self.indent(&out, indent)
+            out.append(UInt8(ascii: "}"))
+        case let .array(elements):
+            out.append(UInt8(ascii: "["))
+            out.append(UInt8(ascii: "\n"))
+            for (index, element) in elements.enumerated() {
+                if index > 0 { out += [UInt8(ascii: ","), UInt8(ascii: "\n")] }
+                Self.indent(&out, indent + 2)
+                try element.write(into: &out, indent: indent + 2)
+            }
+            out.append(UInt8(ascii: "\n"))  // an empty array is "[", two newlines, "]"
+            Self.indent(&out, indent)
+            out.append(UInt8(ascii: "]"))
+        case let .string(value):
+            Self.writeString(value, into: &out)
+        case let .double(value):
+            guard value.isFinite else {
+                throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) is not a JSON number"))
+            }
+            var text = value.description
+            if text.hasSuffix(".0") { text.removeLast(2) }
+            out += text.utf8
+        case let .int(value):
+            out += String(value).utf8
+        case let .uint(value):
+            out += String(value).utf8
+        case let .bool(value):
+            out += (value ? "true" : "false").utf8
+        case .null:
+            out += "null".utf8
+        }
+    }
+
+    private static func indent(_ out: inout [UInt8], _ count: Int) {
+        out.append(contentsOf: repeatElement(UInt8(ascii: " "), count: count))
+    }
+
+    /// JSON string escaping: quote, backslash and control characters; `/` and
+    /// everything else, non-ASCII included, as is.
+    private static func writeString(_ value: String, into out: inout [UInt8]) {
+        out.append(UInt8(ascii: "\""))
+        for byte in value.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): out += [UInt8(ascii: "\\"), UInt8(ascii: "\"")]
+            case UInt8(ascii: "\\"): out += [UInt8(ascii: "\\"), UInt8(ascii: "\\")]
+            case 0x0A: out += [UInt8(ascii: "\\"), UInt8(ascii: "n")]
+            case 0x0D: out += [UInt8(ascii: "\\"), UInt8(ascii: "r")]
+            case 0x09: out += [UInt8(ascii: "\\"), UInt8(ascii: "t")]
+            case 0x08: out += [UInt8(ascii: "\\"), UInt8(ascii: "b")]
+            case 0x0C: out += [UInt8(ascii: "\\"), UInt8(ascii: "f")]
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                out += Array("\\u00".utf8) + [hex[Int(byte >> 4)], hex[Int(byte & 0xf)]]
+            default: out.append(byte)
+            }
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// JSONEncoder's key order on Linux (swift-foundation): by UTF-8 bytes, so
+    /// `"A" < "_a" < "a"` and `"10" < "2"`.
+    static func keyPrecedes(_ a: String, _ b: String) -> Bool {
+        a.utf8.lexicographicallyPrecedes(b.utf8)
+    }
+}
