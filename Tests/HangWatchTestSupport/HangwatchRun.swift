@@ -8,6 +8,8 @@ package struct HangwatchRun {
     package var report: Report
     package var measured: [MeasuredWork]
     package var scratch: URL
+    /// The most CPU time the VM lost on one CPU while the program ran (`StolenTime`).
+    package var stolenMs: Double = 0
 
     /// Runs `hangwatch run [hangwatchArgs] -o report.json --format json -- program programArgs --measure FILE`.
     package static func run(_ program: String, _ programArgs: [String] = [], hangwatchArgs: [String] = [],
@@ -18,13 +20,15 @@ package struct HangwatchRun {
         let measurePath = scratch.appendingPathComponent("measure.txt").path
         var args = ["run"] + hangwatchArgs + ["-o", reportPath, "--format", "json", "--", program] + programArgs
         if measure { args += ["--measure", measurePath] }
+        let stealBefore = StolenTime.perCPU()
         let result = try ProcessRunner.run(TestPaths.hangwatch, args, timeout: timeout, whileRunning: whileRunning)
+        let stolenMs = StolenTime.maxMs(from: stealBefore, to: StolenTime.perCPU())
         guard let data = FileManager.default.contents(atPath: reportPath) else {
             throw TestFailure("no report written; status \(result.status), stderr: \(result.stderr)")
         }
         let report = try JSONReport.decode(data)
         let measured = measure ? MeasuredWork.parse(file: measurePath) : []
-        return HangwatchRun(result: result, report: report, measured: measured, scratch: scratch)
+        return HangwatchRun(result: result, report: report, measured: measured, scratch: scratch, stolenMs: stolenMs)
     }
 
     /// Runs a demo that watches itself with the HangWatch library (`--library REPORT.json`),
@@ -35,18 +39,21 @@ package struct HangwatchRun {
         let scratch = try TestPaths.scratch()
         let reportPath = scratch.appendingPathComponent("library-report.json").path
         let measurePath = scratch.appendingPathComponent("measure.txt").path
+        let stealBefore = StolenTime.perCPU()
         let result = try ProcessRunner.run(program, programArgs + ["--library", reportPath, "--measure", measurePath],
                                            environment: environment, timeout: timeout, whileRunning: whileRunning)
+        let stolenMs = StolenTime.maxMs(from: stealBefore, to: StolenTime.perCPU())
         guard let data = FileManager.default.contents(atPath: reportPath) else {
             throw TestFailure("the library wrote no report; status \(result.status), stderr: \(result.stderr)")
         }
         return HangwatchRun(result: result, report: try JSONReport.decode(data),
-                            measured: MeasuredWork.parse(file: measurePath), scratch: scratch)
+                            measured: MeasuredWork.parse(file: measurePath), scratch: scratch, stolenMs: stolenMs)
     }
 
+    /// The tolerance is widened by the time the VM stole during the run (`StolenTime`).
     package func hang(startingNear work: MeasuredWork, toleranceMs: Double = 20) -> Hang? {
         report.hangs.min { abs($0.durationMs - work.durationMs) < abs($1.durationMs - work.durationMs) }
-            .flatMap { abs($0.durationMs - work.durationMs) <= toleranceMs ? $0 : nil }
+            .flatMap { abs($0.durationMs - work.durationMs) <= toleranceMs + stolenMs ? $0 : nil }
     }
 
     package func work(_ name: String) -> [MeasuredWork] { measured.filter { $0.name == name } }

@@ -11,6 +11,7 @@ extension HangwatchRun: CustomTestStringConvertible {
     package var testDescription: String {
         "run of \(URL(fileURLWithPath: report.process.executable).lastPathComponent) (status \(result.status)): "
             + report.testDescription + "; measured " + measured.map(\.testDescription).joined(separator: ", ")
+            + (stolenMs > 0 ? "; the VM stole \(stolenMs) ms of one CPU meanwhile" : "")
     }
 }
 

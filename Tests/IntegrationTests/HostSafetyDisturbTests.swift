@@ -160,7 +160,7 @@ extension Integration {
             withKnownIssue("the watchdog exists from the constructor on (README: Limits)") {
                 #expect(run.result.lines.first == plain.result.lines.first, "plain: \(plain.result.lines), watched: \(run.result.lines)")
             }
-            let (lost, phantoms) = Safety.match(run.work("sandboxed_work"), in: run.report.hangs, toleranceMs: 5)
+            let (lost, phantoms) = Safety.match(run.work("sandboxed_work"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
         }
 

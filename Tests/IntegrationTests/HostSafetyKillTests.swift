@@ -46,7 +46,7 @@ extension Integration {
                     "\(Safety.difference(plain: plain.result, watched: run.result) ?? "")")
             // The report: the main loop's 150 ms piece of work, nothing of the dead thread's.
             let (lost, phantoms) = Safety.check(run.report, work: run.work("main_loop_work"),
-                                                incidental: run.work("cancel_and_join"), toleranceMs: 10)
+                                                incidental: run.work("cancel_and_join"), toleranceMs: 10 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
         }
 
@@ -77,7 +77,7 @@ extension Integration {
             let run = try program.watched([call])
             #expect(Safety.difference(plain: plain.result, watched: run.result) == nil,
                     "\(Safety.difference(plain: plain.result, watched: run.result) ?? "")")
-            let (lost, phantoms) = Safety.match(run.work("busy_with_select"), in: run.report.hangs, toleranceMs: 5)
+            let (lost, phantoms) = Safety.match(run.work("busy_with_select"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
         }
     }

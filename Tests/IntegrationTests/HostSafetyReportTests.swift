@@ -53,7 +53,7 @@ extension Integration {
             // Joining 20 computing threads can itself keep the main loop away for 100 ms or more.
             let joins = run.work("main_joins")
             let (lost, phantoms) = Safety.check(run.report, work: run.work("main_after_exits"), incidental: joins,
-                                                toleranceMs: 5)
+                                                toleranceMs: 5 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "joins \(joins.map(\.durationMs)); \(Safety.describe(run.report))")
         }
 
@@ -74,7 +74,7 @@ extension Integration {
             // vfork keeps the parent away from its loop while the child lives: that hang is the parent's own.
             // The child runs on the parent's memory and TLS; the agent's vfork wrapper keeps its waits off
             // the parent's slot, so the child's loop is not taken for the parent's.
-            let (lost, phantoms) = Safety.match(run.work("parent_vfork"), in: run.report.hangs, toleranceMs: 10)
+            let (lost, phantoms) = Safety.match(run.work("parent_vfork"), in: run.report.hangs, toleranceMs: 10 + run.stolenMs)
             #expect(lost.isEmpty, "the parent's own hang is missing: \(Safety.describe(run.report))")
             #expect(phantoms.isEmpty, "hangs that are not the parent's: \(Safety.describe(run.report))")
             if mode == "vfork" {
@@ -97,7 +97,7 @@ extension Integration {
                 let modal = try #require(run.work("modal_loop").first)
                 #expect(modal.durationMs >= 590, "the modal loop ran \(modal.durationMs) ms")
             }
-            let (lost, phantoms) = Safety.match(run.work(stall), in: run.report.hangs, toleranceMs: 5)
+            let (lost, phantoms) = Safety.match(run.work(stall), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)
             #expect(run.work(stall).count == 1 && lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             let hang = try #require(run.report.hangs.first)
             #expect(hang.kind == .cpu, "\(Safety.describe(run.report))")
@@ -117,7 +117,7 @@ extension Integration {
             let plain = try program.plain([])
             let run = try program.watched([])
             expectSame(plain, run)
-            let (lost, phantoms) = Safety.match(run.work("bottom_spin"), in: run.report.hangs, toleranceMs: 5)
+            let (lost, phantoms) = Safety.match(run.work("bottom_spin"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             let hang = try #require(run.report.hangs.first)
             let symbols = Safety.symbols(hang)
@@ -138,7 +138,7 @@ extension Integration {
             let plain = try program.plain([])
             let run = try program.watched([])
             expectSame(plain, run)
-            let (lost, phantoms) = Safety.match(run.work("grow_while_hung"), in: run.report.hangs, toleranceMs: 5)
+            let (lost, phantoms) = Safety.match(run.work("grow_while_hung"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             let tree = try #require(run.report.hangs.first?.callTree)
             /// Samples through the nodes named `symbol` in `node`'s subtree (the outermost match counts).
@@ -155,7 +155,10 @@ extension Integration {
                 return nil
             }
             let wholeFromMain = outermost("main", in: tree).map { samples(of: "deep_spin", in: $0) } ?? 0
-            #expect(deep >= 300, "deep_spin: \(deep) samples of \(run.report.hangs.first?.sampleCount ?? 0)")
+            // deep_spin is 400 of the hang's 600 ms; a VM that loses the CPU now and then takes fewer samples
+            // of both halves (the kernel sampler counts the thread's CPU time), so the share is what is held.
+            let total = run.report.hangs.first?.sampleCount ?? 0
+            #expect(deep >= 100 && deep * 2 >= total, "deep_spin: \(deep) samples of \(total); \(run.stolenMs) ms stolen")
             // The fitting is the kernel sampler's (an agent without its way back to 24 KiB cuts 400
             // samples here); the signal sampler (the sanitizer pass, or where perf_event_open is
             // refused) copies the whole stack, and must cut nothing either.
@@ -211,7 +214,7 @@ extension Integration {
             let plain = try program.plain([])
             let run = try program.watched([], hangwatchArgs: ["--thread", pattern])
             expectSame(plain, run)
-            let (lost, phantoms) = Safety.match(run.work("hang_worker_stall"), in: run.report.hangs, toleranceMs: 5,
+            let (lost, phantoms) = Safety.match(run.work("hang_worker_stall"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs,
                                                 thread: { _ in "hang-worker" })
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
             #expect(!run.report.hangs.contains { $0.thread.name == "hangwatch" })
@@ -240,7 +243,7 @@ extension Integration {
             expectSame(plain, run)
             let work = run.measured.filter { $0.name.hasPrefix("flood_hang_") }
             #expect(work.count == 8)
-            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 10) {
+            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 10 + run.stolenMs) {
                 "flood-" + $0.name.dropFirst("flood_hang_".count)
             }
             #expect(lost.isEmpty && phantoms.isEmpty,
@@ -270,7 +273,7 @@ extension Integration {
             let plain = try program.plain(["tinystack"])
             let run = try program.watched(["tinystack"], hangwatchArgs: ["--thread", "main", "--thread", "tiny"])
             expectSame(plain, run)
-            let (lost, phantoms) = Safety.match(run.work("tiny_stack_work"), in: run.report.hangs, toleranceMs: 5,
+            let (lost, phantoms) = Safety.match(run.work("tiny_stack_work"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs,
                                                 thread: { _ in "tiny" })
             #expect(lost.isEmpty && phantoms.isEmpty, "\(Safety.describe(run.report))")
         }

@@ -29,7 +29,7 @@ extension Integration {
             #expect(run.result.lines == ["done"], "\(run.result)")
             let work = expected.flatMap { run.work($0) }
             #expect(work.count == expected.count, "measured: \(run.measured)")
-            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 5,
+            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 5 + run.stolenMs,
                                                 thread: { Self.threadOf[$0.name] ?? "?" })
             #expect(lost.isEmpty && phantoms.isEmpty,
                     "\(args): lost \(lost.map(\.name)); \(Safety.describe(run.report))")
@@ -51,7 +51,7 @@ extension Integration {
             #expect(all.count == 4, "measured: \(run.measured)")
             // Each piece of work is at least 10 ms from every threshold, so load cannot flip it.
             let expected = all.filter { $0.durationMs >= hangMs }
-            let (lost, phantoms) = Safety.match(expected, in: run.report.hangs, toleranceMs: 5,
+            let (lost, phantoms) = Safety.match(expected, in: run.report.hangs, toleranceMs: 5 + run.stolenMs,
                                                 thread: { Self.threadOf[$0.name] ?? "?" })
             #expect(lost.isEmpty && phantoms.isEmpty, "lost \(lost.map(\.name)); \(Safety.describe(run.report))")
             #expect(run.report.thresholds.hangMs == hangMs && run.report.thresholds.reportMs == reportMs)
