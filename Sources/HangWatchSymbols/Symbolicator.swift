@@ -50,6 +50,11 @@ package final class Symbolicator {
         var source: SymbolSource = .notLoaded
         /// Set once a note has said that some of its functions have no name.
         var notedUnnamedFunctions = false
+        /// Notes of a load done by `prepare`, published when an address first resolves here:
+        /// a module whose frames no report shows says nothing.
+        var deferredNotes: [String] = []
+        /// Notes already published for this module (a reload of prepared tables repeats them).
+        var publishedNotes: Set<String> = []
         init(_ image: ModuleImage) {
             self.image = image
             self.displayName = image.displayName
@@ -73,6 +78,8 @@ package final class Symbolicator {
     private var cache: [CacheKey: Resolution] = [:]
     private var demangler = Demangler()
     private let debugFiles: DebugFileLocator
+    /// Set while `prepare` loads tables: their notes wait for the module's first resolved address.
+    private var preparing = false
 
     /// - Parameter debugFiles: where to look for separate debug files of
     ///   modules whose own file has no `.symtab` (glibc as distributions ship it).
@@ -130,15 +137,24 @@ package final class Symbolicator {
     /// symbols instead of a sorted table of all of them. A later address of
     /// such a module that was not prepared reads the whole tables then.
     package func prepare(_ pcs: [(pc: UInt64, isReturnAddress: Bool)]) {
-        var wanted: [ObjectIdentifier: (module: Module, addresses: [UInt64])] = [:]
+        // Modules in the order their first pc comes, so that their notes do too.
+        var wanted: [(module: Module, addresses: [UInt64])] = []
+        var index: [ObjectIdentifier: Int] = [:]
         for (pc, isReturnAddress) in pcs {
             guard let module = module(containing: pc), case .notLoaded = module.source,
                   module.image.inlineImage == nil,
                   let address = fileAddress(pc: pc, isReturnAddress: isReturnAddress, in: module)
             else { continue }
-            wanted[ObjectIdentifier(module), default: (module, [])].addresses.append(address)
+            let at = index[ObjectIdentifier(module)] ?? {
+                wanted.append((module, []))
+                index[ObjectIdentifier(module)] = wanted.count - 1
+                return wanted.count - 1
+            }()
+            wanted[at].addresses.append(address)
         }
-        for (module, addresses) in wanted.values { _ = symbols(of: module, answering: addresses) }
+        preparing = true
+        defer { preparing = false }
+        for (module, addresses) in wanted { _ = symbols(of: module, answering: addresses) }
     }
 
     /// The ELF virtual address `pc` is looked up at: less the load bias, and
@@ -157,6 +173,7 @@ package final class Symbolicator {
             frame: Frame(symbol: "\(module.displayName)+0x\(String(pc - module.image.start, radix: 16))",
                          image: module.displayName),
             start: nil)
+        publishDeferredNotes(of: module)
         guard var tables = symbols(of: module) else { return fallback }
         guard let fileAddress = fileAddress(pc: pc, isReturnAddress: isReturnAddress, in: module) else { return fallback }
         if let answers = tables.answers, !answers.contains(fileAddress) {
@@ -185,9 +202,21 @@ package final class Symbolicator {
             start: nil)
     }
 
-    /// Adds a note once: a module whose prepared tables were read again whole says the same things again.
-    private func note(_ text: String) {
-        if !notes.contains(text) { notes.append(text) }
+    /// Adds a note about `module`: at once, or, while `prepare` loads it, when
+    /// an address of it first resolves. Each text once per module.
+    private func note(about module: Module, _ text: String) {
+        if preparing {
+            if !module.deferredNotes.contains(text) { module.deferredNotes.append(text) }
+        } else if module.publishedNotes.insert(text).inserted {
+            notes.append(text)
+        }
+    }
+
+    private func publishDeferredNotes(of module: Module) {
+        guard !module.deferredNotes.isEmpty else { return }
+        let pending = module.deferredNotes
+        module.deferredNotes = []
+        for text in pending { note(about: module, text) }
     }
 
     private func noteUnnamedFunctions(in module: Module) {
@@ -195,7 +224,7 @@ package final class Symbolicator {
         module.notedUnnamedFunctions = true
         let places = debugFiles.directories.map { $0 + "/.build-id" }.joined(separator: " or ")
         let debugFile = places.isEmpty ? "no debug file" : "no debug file in " + places
-        note("\(module.displayName): internal functions have no names (no .symtab, and \(debugFile)); "
+        note(about: module, "\(module.displayName): internal functions have no names (no .symtab, and \(debugFile)); "
             + "they are shown as \(module.displayName)+0xSTART, the offset of the function's start")
     }
 
@@ -243,7 +272,7 @@ package final class Symbolicator {
             // A rebuilt binary has different addresses; its symbols would name
             // the wrong functions, which is worse than naming none.
             if !module.image.buildId.isEmpty, table.buildId != module.image.buildId {
-                note("\(module.displayName): build-id mismatch (file was rebuilt since the run); "
+                note(about: module, "\(module.displayName): build-id mismatch (file was rebuilt since the run); "
                     + "its frames are shown as offsets")
                 module.source = .unavailable
                 return nil
@@ -254,7 +283,7 @@ package final class Symbolicator {
             module.source = .loaded(tables)
             return tables
         } catch {
-            note("\(module.displayName): symbols unavailable (\(error)); its frames are shown as offsets")
+            note(about: module, "\(module.displayName): symbols unavailable (\(error)); its frames are shown as offsets")
             module.source = .unavailable
             return nil
         }
@@ -275,13 +304,13 @@ package final class Symbolicator {
             } catch .cannotOpen(_, ENOENT) {
                 continue  // not installed: the common case, nothing to report
             } catch {
-                note("\(module.displayName): debug file unusable (\(error))")
+                note(about: module, "\(module.displayName): debug file unusable (\(error))")
                 continue
             }
             // Same safety rule as for the module itself: symbols of another
             // build would name the wrong functions.
             guard table.buildId == buildId else {
-                note("\(module.displayName): debug file \(path) belongs to another build; ignored")
+                note(about: module, "\(module.displayName): debug file \(path) belongs to another build; ignored")
                 continue
             }
             return table

@@ -580,6 +580,34 @@ private func probingAddresses(_ table: ElfSymbolTable, stride: Int, seed: UInt64
         }
         #expect(plain.notes == preparing.notes)
     }
+
+    /// A prepared module's notes wait for one of its frames to be named, then come in the
+    /// order frames name them: a module whose frames no report shows says nothing.
+    @Test func notesOfPreparedModulesComeWithTheirFrames() throws {
+        var staleLibc = try #require(module(named: "libc.so.6")), staleBinary = try executableModule()
+        staleLibc.buildId = Array(repeating: 0xab, count: 20)
+        staleBinary.buildId = Array(repeating: 0xcd, count: 20)
+        let inLibc = try address(ofCFunction: "qsort"), inBinary = probeAddress()
+        let note = { (module: ModuleImage) in
+            "\(module.displayName): build-id mismatch (file was rebuilt since the run); its frames are shown as offsets"
+        }
+        for order in [[inLibc, inBinary], [inBinary, inLibc]] {
+            let symbolicator = Symbolicator()
+            [staleLibc, staleBinary].forEach(symbolicator.addModule)
+            symbolicator.prepare(order.map { ($0, false) })
+            #expect(symbolicator.notes.isEmpty, "before any frame: \(symbolicator.notes)")
+            _ = symbolicator.symbolicate(pc: order[1], isReturnAddress: false)
+            _ = symbolicator.symbolicate(pc: order[0], isReturnAddress: false)
+            _ = symbolicator.symbolicate(pc: order[1] + 1, isReturnAddress: true)
+            let expected = order.reversed().map { $0 == inLibc ? note(staleLibc) : note(staleBinary) }
+            #expect(symbolicator.notes == expected)
+        }
+        let unused = Symbolicator()
+        [staleLibc, staleBinary].forEach(unused.addModule)
+        unused.prepare([(inLibc, false), (inBinary, false)])
+        _ = unused.symbolicate(pc: inBinary, isReturnAddress: false)
+        #expect(unused.notes == [note(staleBinary)], "libc was prepared, never named")
+    }
 }
 
 /// The query against the whole table's deduplication on made-up symbols: the
@@ -606,7 +634,11 @@ private func probingAddresses(_ table: ElfSymbolTable, stride: Int, seed: UInt64
                                                             sectionEnd: $0.sectionEnd, binding: $0.binding) }
                 let whole = ElfReader.deduplicated(raw)
                 var query = SymbolQuery(addresses: addresses)
-                for symbol in raw { query.add(symbol, slot: query.slot(of: symbol.start)) }
+                // As ElfReader feeds it: only the symbols `matters` lets through.
+                for symbol in raw {
+                    let slot = query.slot(of: symbol.start)
+                    if query.matters(start: symbol.start, slot: slot) { query.add(symbol, slot: slot) }
+                }
                 let partial = query.symbols()
                 for address in addresses {
                     asked += 1
