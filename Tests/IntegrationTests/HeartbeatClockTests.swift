@@ -27,7 +27,7 @@ extension Integration {
 
             let work = run.measured.filter { $0.name.hasPrefix("stamped_") }
             #expect(work.count == 5)
-            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 1.0)
+            let (lost, phantoms) = Safety.match(work, in: run.report.hangs, toleranceMs: 1.0 + run.stolenMs)
             #expect(lost.isEmpty && phantoms.isEmpty,
                     "lost \(lost.map { "\($0.name) \($0.durationMs)" }); \(Safety.describe(run.report))")
             // Each hang runs from the wait's return to the next wait's entry, the
@@ -39,8 +39,10 @@ extension Integration {
             let errors = work.compactMap { item in
                 run.report.hangs.map { abs($0.durationMs - item.durationMs) }.min()
             }.sorted()
+            // A run during which the VM lost a CPU (10 ms at a time, as /proc/stat counts) cannot
+            // resolve a tenth of a millisecond; CI once measured 0.237 ms then (StolenTime).
             let median = errors.isEmpty ? .infinity : errors[errors.count / 2]
-            #expect(median < 0.2, "|hang - measured| in ms: \(errors)")
+            #expect(median < 0.2 + run.stolenMs, "|hang - measured| in ms: \(errors); \(run.stolenMs) ms stolen")
         }
 
         @Test func anUnknownClockIsOneClearLine() throws {
