@@ -103,7 +103,7 @@ extension JSONValue {
                 Self.indent(&out, indent + 2)
                 Self.writeString(member.key, into: &out)
                 out += [UInt8(ascii: " "), UInt8(ascii: ":"), UInt8(ascii: " ")]
-                try member.value.write(into: &out, indent: indent + 2)
+                try Self.within(JSONKey(stringValue: member.key)) { try member.value.write(into: &out, indent: indent + 2) }
             }
             out.append(UInt8(ascii: "\n"))  // an empty object is "{", two newlines, "}"
             Self.indent(&out, indent)
@@ -114,7 +114,7 @@ extension JSONValue {
             for (index, element) in elements.enumerated() {
                 if index > 0 { out += [UInt8(ascii: ","), UInt8(ascii: "\n")] }
                 Self.indent(&out, indent + 2)
-                try element.write(into: &out, indent: indent + 2)
+                try Self.within(JSONIndex(intValue: index)) { try element.write(into: &out, indent: indent + 2) }
             }
             out.append(UInt8(ascii: "\n"))  // an empty array is "[", two newlines, "]"
             Self.indent(&out, indent)
@@ -123,7 +123,8 @@ extension JSONValue {
             Self.writeString(value, into: &out)
         case let .double(value):
             guard value.isFinite else {
-                throw EncodingError.invalidValue(value, .init(codingPath: [], debugDescription: "\(value) is not a JSON number"))
+                throw EncodingError.invalidValue(value, .init(codingPath: [],
+                                                              debugDescription: "Unable to encode Double.\(value) directly in JSON."))
             }
             var text = value.description
             if text.hasSuffix(".0") { text.removeLast(2) }
@@ -136,6 +137,17 @@ extension JSONValue {
             out += (value ? "true" : "false").utf8
         case .null:
             out += "null".utf8
+        }
+    }
+
+    /// Runs `body`; an `EncodingError` it throws gets `key` in front of its coding path,
+    /// so the error names the field (`hangs[0].cpuMs`). Costs nothing unless thrown.
+    private static func within(_ key: any CodingKey, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let EncodingError.invalidValue(value, context) {
+            throw EncodingError.invalidValue(value, .init(codingPath: [key] + context.codingPath,
+                                                          debugDescription: context.debugDescription))
         }
     }
 
@@ -170,4 +182,12 @@ extension JSONValue {
     static func keyPrecedes(_ a: String, _ b: String) -> Bool {
         a.utf8.lexicographicallyPrecedes(b.utf8)
     }
+}
+
+/// An array position in a coding path.
+private struct JSONIndex: CodingKey {
+    var intValue: Int?
+    var stringValue: String { intValue.map(String.init) ?? "" }
+    init(intValue: Int) { self.intValue = intValue }
+    init?(stringValue: String) { return nil }
 }

@@ -120,5 +120,17 @@ import Testing
             #expect(throws: EncodingError.self) { try JSONValue.double(value).prettyPrinted() }
             #expect(throws: EncodingError.self) { try Self.foundation(.double(value)) }
         }
+        // The error names the field, the whole way down.
+        let tree = JSONValue.object([("hangs", .array([.object([("id", .int(1))]),
+                                                       .object([("cpuMs", .double(.nan))])]))])
+        do {
+            _ = try tree.prettyPrinted()
+            Issue.record("NaN was written")
+        } catch let EncodingError.invalidValue(_, context) {
+            #expect(context.codingPath.map { $0.intValue.map(String.init) ?? $0.stringValue } == ["hangs", "1", "cpuMs"])
+            #expect(context.debugDescription == "Unable to encode Double.nan directly in JSON.")
+        } catch {
+            Issue.record("\(error)")
+        }
     }
 }
