@@ -92,7 +92,7 @@ let package = Package(
         // demos, compilers, validators, a browser). `swift test --skip IntegrationTests`
         // runs the unit layer alone.
         .target(name: "HangWatchTestSupport", dependencies: ["HangWatch"], path: "Tests/HangWatchTestSupport"),
-        .testTarget(name: "HangWatchModelTests", dependencies: ["HangWatchModel"]),
+        .testTarget(name: "HangWatchModelTests", dependencies: ["HangWatchModel", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchSymbolsTests", dependencies: ["HangWatchSymbols", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchCaptureTests", dependencies: ["HangWatchCapture", "HangWatchSymbols", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchAnalysisTests", dependencies: ["HangWatchAnalysis", "HangWatchTestSupport"]),

@@ -95,7 +95,8 @@ static uint64_t own_queue_slice_len(uint64_t sp, uint32_t *flags, stack_copy *ho
     return len;
 }
 
-// SIGNAL-SAFE when `how` is COPY_OWN_STACK: reserve, memcpy, commit.
+// SIGNAL-SAFE when `how` is COPY_OWN_STACK: reserve, memcpy (process_vm_readv on
+// the alternate stack and for the main-queue slot), commit.
 static void write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                          uint64_t time_ns, stack_copy how) {
     uint64_t sp = regs[HW_REG_RSP];

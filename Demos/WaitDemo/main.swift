@@ -110,22 +110,18 @@ func startHolder(_ body: @escaping @Sendable () -> Void) {
 /// measure-file writes: the program's own account of how long the main thread was away.
 /// (Only `onEvent` used to be bracketed; on a cold machine the callback's first Swift
 /// runtime calls around it took 5 ms, a busy main thread the bracket left out.)
-/// `dryRun`: everything but the work and the printed line.
-func handleEvent(measure: String?, dryRun: Bool = false) {
+func handleEvent(measure: String?) {
     let begin = monotonicNs()
     let cpu0 = threadCPUMs()
-    let result = dryRun ? 0 : onEvent()
+    let result = onEvent()
     let cpu1 = threadCPUMs()
-    if !dryRun { print("event mode=\(mode) result=\(result)") } // flushed by exit()
+    print("event mode=\(mode) result=\(result)") // flushed by exit()
     let end = monotonicNs()
     appendMeasureLine("onEvent \(begin) \(end) \(Double(end - begin) / 1e6)", to: measure)
     appendMeasureLine("cpu onEvent \(cpu1 - cpu0)", to: measure)
 }
 
 startLibraryModeIfAsked(options)
-// A dry run first, its lines to /dev/null, so the callback's first-use costs in the Swift
-// runtime (type metadata, string interpolation) are paid before the event.
-handleEvent(measure: "/dev/null", dryRun: true)
 _ = Timer.scheduledTimer(withTimeInterval: 0.1, repeats: false) { _ in
     handleEvent(measure: options.measureFile)
 }

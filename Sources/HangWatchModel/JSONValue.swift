@@ -13,7 +13,7 @@
 import Foundation
 
 /// A JSON value: what the report's fields are written as.
-package indirect enum JSONValue: Sendable, Equatable {
+package indirect enum JSONValue: Sendable {
     /// Members in the order given; written sorted by key.
     case object([(key: String, value: JSONValue)])
     case array([JSONValue])
@@ -23,20 +23,6 @@ package indirect enum JSONValue: Sendable, Equatable {
     case uint(UInt64)
     case bool(Bool)
     case null
-
-    package static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
-        switch (lhs, rhs) {
-        case let (.object(a), .object(b)): a.count == b.count && zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-        case let (.array(a), .array(b)): a == b
-        case let (.string(a), .string(b)): a == b
-        case let (.double(a), .double(b)): a == b
-        case let (.int(a), .int(b)): a == b
-        case let (.uint(a), .uint(b)): a == b
-        case let (.bool(a), .bool(b)): a == b
-        case (.null, .null): true
-        default: false
-        }
-    }
 
     /// An integer of any width.
     package static func integer(_ value: some BinaryInteger) -> JSONValue {
@@ -59,24 +45,16 @@ extension JSONValue: Encodable {
         case let .array(elements):
             var container = encoder.unkeyedContainer()
             for element in elements { try container.encode(element) }
-        case let .string(value):
+        case .string, .double, .int, .uint, .bool, .null:
             var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case let .double(value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case let .int(value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case let .uint(value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case let .bool(value):
-            var container = encoder.singleValueContainer()
-            try container.encode(value)
-        case .null:
-            var container = encoder.singleValueContainer()
-            try container.encodeNil()
+            switch self {
+            case let .string(value): try container.encode(value)
+            case let .double(value): try container.encode(value)
+            case let .int(value): try container.encode(value)
+            case let .uint(value): try container.encode(value)
+            case let .bool(value): try container.encode(value)
+            default: try container.encodeNil()
+            }
         }
     }
 }

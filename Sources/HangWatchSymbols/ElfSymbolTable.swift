@@ -92,22 +92,15 @@ package struct ElfSymbolTable: Sendable {
     /// names functions that no symbol covers (see ``functionStart(containing:)``).
     package let functionStarts: [UInt64]
 
-    /// Reads the ELF file at `path`.
+    /// Reads the ELF file at `path`; with `addresses` (ELF virtual addresses),
+    /// only the symbols that answer them: ``lookup(_:)`` then gives for each of
+    /// them what the whole table's would, and nothing meaningful for others
+    /// (one pass over the file's symbols, none sorted; the build-id, the
+    /// `.symtab` flag and the unwind table's starts are read whole either way).
     ///
     /// Throws ``ElfReadError`` when the file is missing, unreadable, not a
     /// regular file or not ELF; it never traps on bad input.
-    package init(path: String) throws(ElfReadError) {
-        (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.withElf(path: path) { elf throws(ElfReadError) in
-            try Self.read(elf, answering: nil)
-        }
-    }
-
-    /// Reads from the ELF file at `path` only the symbols that answer
-    /// `addresses` (ELF virtual addresses): ``lookup(_:)`` gives for each of
-    /// them what the whole table's would, and nothing meaningful for others.
-    /// One pass over the file's symbols, none sorted; the build-id, the
-    /// `.symtab` flag and the unwind table's starts are read whole.
-    package init(path: String, answering addresses: [UInt64]) throws(ElfReadError) {
+    package init(path: String, answering addresses: [UInt64]? = nil) throws(ElfReadError) {
         (symbols, buildId, hasStaticSymbols, functionStarts) = try Self.withElf(path: path) { elf throws(ElfReadError) in
             try Self.read(elf, answering: addresses)
         }

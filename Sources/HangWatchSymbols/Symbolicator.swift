@@ -264,10 +264,8 @@ package final class Symbolicator {
         do {
             let table = if let bytes = module.image.inlineImage {
                 try ElfSymbolTable(image: bytes)
-            } else if let addresses {
-                try ElfSymbolTable(path: module.image.path, answering: addresses)
             } else {
-                try ElfSymbolTable(path: module.image.path)
+                try ElfSymbolTable(path: module.image.path, answering: addresses)
             }
             // A rebuilt binary has different addresses; its symbols would name
             // the wrong functions, which is worse than naming none.
@@ -296,11 +294,7 @@ package final class Symbolicator {
         for path in debugFiles.candidatePaths(forBuildId: buildId) {
             let table: ElfSymbolTable
             do throws(ElfReadError) {
-                if let addresses {
-                    table = try ElfSymbolTable(path: path, answering: addresses)
-                } else {
-                    table = try ElfSymbolTable(path: path)
-                }
+                table = try ElfSymbolTable(path: path, answering: addresses)
             } catch .cannotOpen(_, ENOENT) {
                 continue  // not installed: the common case, nothing to report
             } catch {

@@ -1,24 +1,12 @@
 import Foundation
 import HangWatchModel
+import HangWatchTestSupport
 import Testing
 
 /// The report's own JSON writer against Foundation's JSONEncoder, byte for byte,
 /// on the same trees: reports made up with every field kind, awkward strings and
 /// numbers, and trees with keys the report does not have.
 @Suite struct ReportJSONWriterTests {
-    /// splitmix64, so a failing case can be replayed.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
-        mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-    }
 
     static let strings = ["", "main", "a \"quoted\" name", "back\\slash", "path/with/slashes", "tab\tnew\nline\r",
                           "bell\u{07}and\u{1F}unit", "é ü 漢字 😇", "$s11RunLoopDemo18parseLargeDocumentyyF",
@@ -27,26 +15,26 @@ import Testing
                                     1e-7, 0.0001, 1e11, 999_999_999_999.999, 1e12, 1e15, 1e16, 1.5e17, 1e21, 1e300,
                                     -3.25, -1e-9, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude]
 
-    static func string(_ r: inout Random) -> String { strings[r.below(strings.count)] }
-    static func double(_ r: inout Random) -> Double {
+    static func string(_ r: inout SplitMix) -> String { strings[r.below(strings.count)] }
+    static func double(_ r: inout SplitMix) -> Double {
         r.chance(50) ? doubles[r.below(doubles.count)] : Double(r.next() % 10_000_000) / Double([1, 7, 1000, 3][r.below(4)])
     }
 
-    static func node(_ r: inout Random, depth: Int) -> CallTreeNode {
+    static func node(_ r: inout SplitMix, depth: Int) -> CallTreeNode {
         let count = depth > 4 ? 0 : r.below(3)
         return CallTreeNode(symbol: string(&r), image: string(&r), weightMs: double(&r), selfMs: double(&r),
                             sampleCount: r.below(5000), children: (0..<count).map { _ in node(&r, depth: depth + 1) },
                             source: r.chance(30) ? string(&r) : nil, waitingMs: r.chance(50) ? double(&r) : nil)
     }
 
-    static func frames(_ r: inout Random) -> FrameStats {
+    static func frames(_ r: inout SplitMix) -> FrameStats {
         FrameStats(name: string(&r), deadlineMs: double(&r), frameCount: r.below(100_000), hitchCount: r.below(50),
                    missedFrames: r.below(50), hitchMs: double(&r), hitchRatioMsPerS: double(&r), band: string(&r),
                    p50Ms: double(&r), p95Ms: double(&r), p99Ms: double(&r), maxMs: double(&r),
                    histogram: (0..<r.below(4)).map { _ in HistogramBucket(upToMs: r.chance(70) ? double(&r) : nil, count: r.below(999)) })
     }
 
-    static func report(_ r: inout Random) -> Report {
+    static func report(_ r: inout SplitMix) -> Report {
         let kinds: [HangKind] = [.cpu, .blocked, .mixed, .unknown]
         let hangs = (0..<r.below(4)).map { id in
             Hang(id: id + 1, thread: ThreadRef(tid: r.below(1 << 22), name: string(&r), role: string(&r)),
@@ -81,7 +69,7 @@ import Testing
     }
 
     @Test func reportsAreWrittenAsJSONEncoderWritesThem() throws {
-        var r = Random(state: 0x5EED_0101)
+        var r = SplitMix(seed: 0x5EED_0101)
         for round in 0..<400 {
             let tree = JSONReport.tree(of: Self.report(&r))
             let ours = try tree.prettyPrinted(), theirs = try Self.foundation(tree)
@@ -98,7 +86,7 @@ import Testing
     @Test func anyKeysSortAsJSONEncoderSortsThem() throws {
         let keys = ["a", "A", "b", "B", "a1", "a2", "a10", "a02", "A10", "ab", "aB", "Ab", "p50Ms", "p5Ms", "p500",
                     "x9y", "x10y", "x09y", "_a", "a_", "Z", "z", "1", "10", "2", "", "key", "keys", "keY"]
-        var r = Random(state: 0x5EED_0102)
+        var r = SplitMix(seed: 0x5EED_0102)
         for round in 0..<300 {
             let members = (0..<(1 + r.below(8))).map { _ in (key: keys[r.below(keys.count)], value: JSONValue.int(Int64(r.below(9)))) }
             var seen = Set<String>()

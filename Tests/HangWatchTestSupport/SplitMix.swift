@@ -14,4 +14,13 @@ public struct SplitMix {
         z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
         return z ^ (z >> 31)
     }
+
+    /// A number in 0..<n (0 when n is not positive).
+    public mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
+
+    /// One of `items`, which must not be empty.
+    public mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    /// True `percent` times in 100.
+    public mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
 }

@@ -6,21 +6,6 @@ import HangWatchSymbols
 import HangWatchTestSupport
 import Testing
 
-/// A small deterministic generator, so every fuzz failure can be replayed.
-struct FuzzRandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ n: Int) -> Int { n <= 0 ? 0 : Int(next() % UInt64(n)) }
-    mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
-}
-
 /// Ways to damage a report file, each a plausible real-world or hostile input.
 enum ReportMutation: CaseIterable {
     case flipBytes, truncate, deepNesting, hugeNumber, wrongType, duplicateSpan, dropSpan
@@ -29,7 +14,7 @@ enum ReportMutation: CaseIterable {
                                    "18446744073709551616", "1e400", "-0", "0.0000001", "NaN", "\"\"", "null",
                                    "true", "[]", "{}", "\"slow\"", "[[[[[]]]]]", "{\"a\":{}}", "-1"]
 
-    func apply(to bytes: [UInt8], _ random: inout FuzzRandom) -> [UInt8] {
+    func apply(to bytes: [UInt8], _ random: inout SplitMix) -> [UInt8] {
         var out = bytes
         switch self {
         case .flipBytes:
@@ -63,7 +48,7 @@ enum ReportMutation: CaseIterable {
     }
 
     /// The position just after a `: ` (where an object value starts), or anywhere when there is none.
-    private func valueStart(in bytes: [UInt8], _ random: inout FuzzRandom) -> Int {
+    private func valueStart(in bytes: [UInt8], _ random: inout SplitMix) -> Int {
         for _ in 0..<50 {
             let at = random.below(bytes.count)
             if at >= 2 && bytes[at - 2] == UInt8(ascii: ":") && bytes[at - 1] == UInt8(ascii: " ") { return at }
@@ -107,7 +92,7 @@ extension Integration {
         @Test func mutatedReportsNeverCrashTheReaderFiltersOrRenderers() throws {
             let original = try DemoReports.standard.get().report
             let valid = try [UInt8](Data(contentsOf: URL(fileURLWithPath: DemoReports.file(DemoReports.standard))))
-            var random = FuzzRandom(seed: 0x4841_4E47)
+            var random = SplitMix(seed: 0x4841_4E47)
             var decoded = 0, refused = 0, unchanged = 0
             var byMutation: [String: (decoded: Int, refused: Int)] = [:]
             for round in 0..<Self.iterations {
@@ -173,7 +158,7 @@ extension Integration {
         @Test func damagedFilesThroughTheCommandLine() throws {
             let valid = try [UInt8](Data(contentsOf: URL(fileURLWithPath: DemoReports.file(DemoReports.standard))))
             let scratch = try TestPaths.scratch()
-            var random = FuzzRandom(seed: 7)
+            var random = SplitMix(seed: 7)
             var statuses: [Int32: Int] = [:]
             for round in 0..<40 {
                 let mutation = ReportMutation.allCases[round % ReportMutation.allCases.count]
