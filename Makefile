@@ -38,8 +38,9 @@ all: build
 deps:
 	@Scripts/ensure-apt-packages.sh $(APT_PACKAGES)
 
-# The HTML report test loads the page in a headless browser; only the tests need it.
-TEST_APT_PACKAGES := chromium
+# The HTML report test loads the page in a headless browser, and the main-queue
+# probe tests count the signals the program receives with strace; only the tests need them.
+TEST_APT_PACKAGES := chromium strace
 testdeps:
 	@Scripts/ensure-apt-packages.sh $(TEST_APT_PACKAGES)
 

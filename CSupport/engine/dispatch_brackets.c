@@ -16,11 +16,18 @@
 // and would keep the count above zero for good. A main.sync from work on that
 // queue is therefore, like one from outside the pool, seen only by the probe
 // a sleeping watchdog still sends every HW_PROBE_IDLE_NS.
+//
+// Each thread with a counted bracket open is also listed by id, so that the
+// watchdog can tell from outside, without asking the thread (a signal could
+// cut its next wait short), whether the thread holding a stuck main queue
+// runs inside counted work.
 #include "engine_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 // The manager's root queue, known by its label (dispatch_get_global_queue
 // does not hand it out: it maps user-interactive to user-initiated).
@@ -45,6 +52,37 @@ static char token[2];
 /// Counted brackets open on this thread (SIGNAL-SAFE to read).
 static __thread uint32_t depth_here __attribute__((tls_model("initial-exec")));
 
+/// Threads with a counted bracket open: a cell holds a thread id, or 0. As
+/// many workers as run at once need a cell each (libdispatch's pool is
+/// usually the CPU count; overcommit queues add more); a thread that finds
+/// none is counted in `unlisted`, and while any is, "not listed" means
+/// "unknown".
+#define HW_BRACKET_CELLS 64u
+static pid_t listed[HW_BRACKET_CELLS]; // atomic cells
+static uint32_t unlisted;              // atomic
+static __thread uint32_t cell_here __attribute__((tls_model("initial-exec"))); // 1 + index; 0: none
+static __thread pid_t tid_here __attribute__((tls_model("initial-exec")));
+
+static void list_here(void) {
+    if (!tid_here) tid_here = (pid_t)syscall(SYS_gettid);
+    uint32_t first = (uint32_t)tid_here % HW_BRACKET_CELLS;
+    for (uint32_t i = 0; i < HW_BRACKET_CELLS; i++) {
+        uint32_t at = (first + i) % HW_BRACKET_CELLS;
+        pid_t free_cell = 0;
+        if (__atomic_compare_exchange_n(&listed[at], &free_cell, tid_here, false, __ATOMIC_SEQ_CST, __ATOMIC_RELAXED)) {
+            cell_here = at + 1;
+            return;
+        }
+    }
+    __atomic_fetch_add(&unlisted, 1, __ATOMIC_SEQ_CST);
+}
+
+static void unlist_here(void) {
+    if (cell_here) __atomic_store_n(&listed[cell_here - 1], 0, __ATOMIC_SEQ_CST);
+    else __atomic_fetch_sub(&unlisted, 1, __ATOMIC_SEQ_CST);
+    cell_here = 0;
+}
+
 // Called by libdispatch on a worker as it starts draining a root queue.
 static void *bracket_begin(void) {
     void *queue = brackets.current_queue();
@@ -57,7 +95,7 @@ static void *bracket_begin(void) {
             return &token[1];
         }
     }
-    depth_here++;
+    if (depth_here++ == 0) list_here();
     if (__atomic_fetch_add(&brackets.open, 1, __ATOMIC_SEQ_CST) == 0) {
         __atomic_store_n(&brackets.opened_ns, hw_now_ns(), __ATOMIC_RELEASE);
         // Pairs with park(): it raises the flag, then reads the count. Only a
@@ -76,7 +114,7 @@ static void *bracket_begin(void) {
 // Called by libdispatch when the worker's run ends, with what begin returned.
 static void bracket_end(void *pool) {
     if (pool != &token[0]) return;
-    if (depth_here) depth_here--;
+    if (depth_here && --depth_here == 0) unlist_here();
     __atomic_fetch_sub(&brackets.open, 1, __ATOMIC_SEQ_CST);
 }
 
@@ -113,4 +151,13 @@ uint64_t hw_dispatch_brackets_opened_ns(void) {
 // SIGNAL-SAFE: a thread-local read.
 bool hw_dispatch_bracket_here(void) {
     return depth_here > 0;
+}
+
+hw_bracket_answer hw_dispatch_bracket_open_on(pid_t tid) {
+    if (!__atomic_load_n(&brackets.installed, __ATOMIC_ACQUIRE)
+        || __atomic_load_n(brackets.begin_hook, __ATOMIC_ACQUIRE) != bracket_begin)
+        return HW_BRACKET_UNKNOWN;
+    for (uint32_t i = 0; i < HW_BRACKET_CELLS; i++)
+        if (__atomic_load_n(&listed[i], __ATOMIC_SEQ_CST) == tid) return HW_BRACKET_OPEN;
+    return __atomic_load_n(&unlisted, __ATOMIC_SEQ_CST) ? HW_BRACKET_UNKNOWN : HW_BRACKET_NONE;
 }

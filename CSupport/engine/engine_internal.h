@@ -369,6 +369,10 @@ bool hw_dispatch_brackets_idle(void);
 uint64_t hw_dispatch_brackets_opened_ns(void);
 /// SIGNAL-SAFE. The calling thread runs inside counted dispatch work.
 bool hw_dispatch_bracket_here(void);
+typedef enum { HW_BRACKET_NONE, HW_BRACKET_OPEN, HW_BRACKET_UNKNOWN } hw_bracket_answer;
+/// Whether thread `tid` runs inside counted dispatch work, read from outside
+/// (unknown: the hooks are not ours, or a thread found no cell to be listed in).
+hw_bracket_answer hw_dispatch_bracket_open_on(pid_t tid);
 
 /// Probe mode: a parked watchdog still probes this often (its park's timeout).
 #define HW_PROBE_IDLE_NS (100 * 1000000ull)
@@ -376,6 +380,10 @@ bool hw_dispatch_bracket_here(void);
 void hw_main_thread_parked(hw_slot *slot);
 /// SIGNAL-SAFE. The main-queue slot if the calling thread is the worker running it.
 hw_slot *hw_main_queue_slot_if_running_here(void);
+/// The watchdog saw the main-queue slot's thread at stack pointer `sp` (a
+/// kernel sample, or /proc while blocked): bounds for a holder claimed while
+/// it ran, once per claim.
+void hw_main_queue_stack_seen(hw_slot *slot, uint64_t sp);
 /// SIGNAL-SAFE. Answer an identify request: claim the main queue if this thread runs it.
 hw_slot *hw_main_queue_identify_here(uint64_t sp);
 

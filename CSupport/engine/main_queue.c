@@ -85,10 +85,10 @@ void hw_main_thread_parks(void) {
 // arm_ns means the queue is stuck: the busy period is taken to have started
 // halfway between the last moment the queue was known idle and this probe's
 // post, and ends when the probe finally runs. The thread that holds the
-// queue is read from libdispatch's drain lock (main_queue_owner.c) and, when
-// running, asked in the SIGPROF handler to confirm; blocked, it is sampled
-// from outside. Where the lock cannot be read, every running thread is asked
-// whether libdispatch says it is draining the main queue.
+// queue is read from libdispatch's drain lock (main_queue_owner.c) and
+// claimed from outside, never signalled; the watchdog samples it like any
+// watched thread. Where the lock cannot be read, every running thread is
+// asked whether libdispatch says it is draining the main queue.
 //
 // Probes cost a worker's wake-up and the watchdog's, so they are sent only
 // while dispatch work runs (dispatch_brackets.c counts it): while none does,
@@ -132,6 +132,7 @@ static struct {
     uint64_t gap_ns;         // from it to the next one, while dispatch work runs
     uint64_t restart_ns;     // when work after a quiet spell last restarted the gaps
     pid_t refused_tid;       // a holder this stall cannot be claimed for (find_stall_thread)
+    pid_t bounds_tried_tid;  // the claimed holder whose stack mapping was looked up (stack_seen)
     // atomic: the start a stall would have without the bracket stamp, while
     // its start came from one and its thread is not known yet; else 0
     uint64_t unstamped_start_ns;
@@ -188,47 +189,69 @@ static void log_thread_from_outside(const hw_slot *slot) {
     hw_log_thread_named(slot, name);
 }
 
-/// Finds the thread that holds the stuck queue. libdispatch names it
-/// (main_queue_owner.c): running, it alone is asked, and claims the queue in
-/// its handler (hw_main_queue_identify_here) with its own stack bounds;
-/// blocked, it cannot be asked (a signal would cut its wait short), so the
-/// watchdog claims it for it, with the bounds of the stack mapping its stack
-/// pointer lies in, and samples it from outside like any blocked thread. Its
-/// state unknown: nothing. Blocking SIGPROF (the signal would stay pending,
-/// for the program to see), or its stack not in a mapping that can be one:
-/// nothing for the rest of the stall, and no more /proc reads for it. Without
-/// a holder to read, every running thread is asked.
-static void find_stall_thread(hw_slot *slot) {
-    pid_t owner = hw_main_queue_owner(probe.main_queue);
-    if (owner <= 0) { ask_running_threads(); return; }
-    if (owner == hw_g.pid || owner == hw_g.watchdog_tid || owner == probe.refused_tid) return;
-    hw_thread_probe state = hw_proc_probe_tid(owner);
-    if (state.activity == HW_ACTIVITY_RUNNING) {
-        if (hw_proc_blocks_sigprof(owner)) probe.refused_tid = owner;
-        else hw_signal_send(owner, true);
-        return;
-    }
-    if (state.activity != HW_ACTIVITY_BLOCKED || !state.exact) return;
-    uint64_t lo, hi;
-    if (!hw_proc_stack_mapping_of(state.sp, &lo, &hi)) { probe.refused_tid = owner; return; }
-    // It may have let go of the queue while /proc was read.
-    if (hw_main_queue_owner(probe.main_queue) != owner) return;
-    pid_t none = 0;
-    if (!__atomic_compare_exchange_n(&slot->os_tid, &none, owner, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
-    // For the watchdog's own copies of this blocked thread (process_vm_readv);
-    // the thread's own, once it runs, ignore them (sampler_stack.c).
-    __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
-    log_thread_from_outside(slot);
-}
-
 /// SIGNAL-SAFE (atomics only). The stall's start goes back to what the probes
 /// alone say, once: it is earlier than the stamp's.
 static void take_unstamped_start(hw_slot *slot) {
     uint64_t unstamped = __atomic_exchange_n(&probe.unstamped_start_ns, 0, __ATOMIC_ACQ_REL);
     if (unstamped && unstamped < __atomic_load_n(&slot->busy_since_ns, __ATOMIC_ACQUIRE))
         __atomic_store_n(&slot->busy_since_ns, unstamped, __ATOMIC_RELEASE);
+}
+
+/// Claims the stall for `owner`, the queue's holder, from outside: the
+/// watchdog samples it like any watched thread (the kernel while it runs,
+/// its stack copied from /proc's stack pointer while it waits), and nothing
+/// is sent to it. [lo, hi) bound its stack when known; (0, 0) when it was
+/// running: the first stack pointer seen gives them (hw_main_queue_stack_seen).
+static void claim_from_outside(hw_slot *slot, pid_t owner, uint64_t lo, uint64_t hi) {
+    // It may have let go of the queue while /proc was read.
+    if (hw_main_queue_owner(probe.main_queue) != owner) return;
+    pid_t none = 0;
+    if (!__atomic_compare_exchange_n(&slot->os_tid, &none, owner, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    // For the watchdog's copies of this thread (process_vm_readv); its own,
+    // under the signal sampler, ignore them (sampler_stack.c).
+    __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
+    probe.bounds_tried_tid = 0;
+    // A stall outside counted dispatch work (main.sync from a plain thread)
+    // may predate the stamp its start was bounded by: the earlier start.
+    // Inside it, or unknown, the stamp holds.
+    if (hw_dispatch_bracket_open_on(owner) == HW_BRACKET_NONE) take_unstamped_start(slot);
+    log_thread_from_outside(slot);
+}
+
+/// Finds the thread that holds the stuck queue. libdispatch names it
+/// (main_queue_owner.c), and it is claimed from outside, never signalled:
+/// between a /proc read that shows it running and the signal's delivery it
+/// can enter a wait that any handler cuts short (nanosleep, sem_timedwait),
+/// and in-process nothing would resume that wait. Running, it is claimed
+/// at once; blocked, with the bounds of the mapping its stack pointer lies in
+/// (a stack pointer outside any mapping that can be a stack: nothing for the
+/// rest of the stall, and no more /proc reads for it); its state unknown:
+/// not yet. Without a holder to read (no probe has run yet, or the queue's
+/// layout was not recognised), every running thread is asked: that one way
+/// still signals, with the race above.
+static void find_stall_thread(hw_slot *slot) {
+    pid_t owner = hw_main_queue_owner(probe.main_queue);
+    if (owner <= 0) { ask_running_threads(); return; }
+    if (owner == hw_g.pid || owner == hw_g.watchdog_tid || owner == probe.refused_tid) return;
+    hw_thread_probe state = hw_proc_probe_tid(owner);
+    if (state.activity == HW_ACTIVITY_RUNNING) { claim_from_outside(slot, owner, 0, 0); return; }
+    if (state.activity != HW_ACTIVITY_BLOCKED || !state.exact) return;
+    uint64_t lo, hi;
+    if (!hw_proc_stack_mapping_of(state.sp, &lo, &hi)) { probe.refused_tid = owner; return; }
+    claim_from_outside(slot, owner, lo, hi);
+}
+
+void hw_main_queue_stack_seen(hw_slot *slot, uint64_t sp) {
+    if (slot->tid != HW_MAIN_QUEUE_ID || __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED)) return;
+    pid_t tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
+    if (tid == probe.bounds_tried_tid) return; // one /proc read per claim, found or not
+    probe.bounds_tried_tid = tid;
+    uint64_t lo, hi;
+    if (!hw_proc_stack_mapping_of(sp, &lo, &hi)) return;
+    __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
 }
 
 /// When the next probe is due, none being out. Dispatch work that began
@@ -292,13 +315,11 @@ uint64_t hw_main_queue_probe_tick(uint64_t now) {
         // stamp holds only for a stall inside counted work: one outside it
         // gets the start the last answered probe alone gives, as soon as
         // that shows: no counted work runs while it lasts, or its thread is
-        // found running outside any (hw_main_queue_identify_here). A blocked
-        // one, claimed from outside (find_stall_thread), keeps the stamp: a
-        // main-queue block waiting on I/O inside its drain is the common case,
-        // and is exact so; main.sync from a plain thread, blocked, while
-        // unrelated dispatch work begins, is dated by that work instead (late
-        // by up to its spacing): whether a blocked thread is inside counted
-        // work only it could say.
+        // found outside any: its holder, claimed from outside, is not listed
+        // in an open bracket (find_stall_thread), or a thread asked says so
+        // (hw_main_queue_identify_here). Where that cannot be told (brackets
+        // not listed), the stamp holds: a main-queue block waiting on I/O
+        // inside its drain is the common case, and is exact so.
         // Work begun after `now` was read bounds nothing.
         uint64_t last = __atomic_load_n(&probe.last_run_ns, __ATOMIC_ACQUIRE);
         uint64_t opened = hw_dispatch_brackets_opened_ns();
@@ -343,8 +364,7 @@ hw_slot *hw_main_queue_slot_if_running_here(void) {
 // it, libdispatch's current queue: a thread-local read on a thread where
 // libdispatch has run before (on one where it never has, its first use sets
 // the thread's key up: pthread_setspecific, in practice safe, though POSIX
-// does not promise it). The stack top of a glibc thread is its thread
-// descriptor, which pthread_self returns.
+// does not promise it).
 hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     hw_slot *slot = __atomic_load_n(&main_queue_slot, __ATOMIC_ACQUIRE);
     if (!slot || !probe.current_queue) return NULL;
@@ -358,10 +378,11 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
         && none != tid)
         return NULL;
     // The bounds the watchdog copies with when it finds this thread blocked
-    // (process_vm_readv: a wrong bound costs stack, never a fault). Deeper
-    // than here is still this stack, so no lower bound: a wait inside a
-    // deeper call is copied too. This thread's own copies ignore them
-    // (sampler_stack.c).
+    // (process_vm_readv: a wrong bound costs stack, never a fault). The top
+    // of a glibc thread's stack is its thread descriptor, which pthread_self
+    // returns; deeper than here is still this stack, so no lower bound: a
+    // wait inside a deeper call is copied too. This thread's own copies
+    // ignore them (sampler_stack.c).
     uint64_t top = (uint64_t)(uintptr_t)pthread_self();
     __atomic_store_n(&slot->stack_lo, 0, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->stack_hi, top > sp ? top : sp, __ATOMIC_RELAXED);

@@ -96,6 +96,12 @@ extension CallTreeNode {
     /// Every symbol in the tree.
     package var allSymbols: [String] { [symbol] + children.flatMap(\.allSymbols) }
 
+    /// The weight of every path through a node whose symbol contains `text`
+    /// (the outermost such nodes, summed: a function reached two ways counts once per sample).
+    package func weightMs(under text: String) -> Double {
+        symbol.contains(text) ? weightMs : children.reduce(0) { $0 + $1.weightMs(under: text) }
+    }
+
     /// First node (depth-first) whose symbol contains `text`.
     package func first(containing text: String) -> CallTreeNode? {
         if symbol.contains(text) { return self }
