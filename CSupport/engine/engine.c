@@ -2,6 +2,7 @@
 // stop, and the fork-child switch-off.
 #include "engine_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -42,7 +43,10 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
     // registration (which allocates) ever happens inside a signal handler.
     if (getpid() == (pid_t)syscall(SYS_gettid)) (void)hw_current_slot();
     // In-process the main-queue probe parks on dispatch work (main_queue.c).
-    if (!hw_g.interposed) hw_dispatch_brackets_install();
+    if (!hw_g.interposed) {
+        hw_dispatch_brackets_install();
+        hw_main_queue_owner_guess(dlsym(RTLD_DEFAULT, "_dispatch_main_q"), hw_g.pid);
+    }
     if (hw_watchdog_start() != 0) { hw_g.running = false; return -1; }
     return 0;
 }

@@ -355,8 +355,12 @@ bool hw_main_queue_idle(void);
 /// On the worker running a probe (it holds the main queue's drain lock):
 /// learn, or check again, where `queue` keeps its holder's thread id.
 void hw_main_queue_owner_learn(void *queue);
+/// Engine start: where `queue` keeps its holder's thread id, guessed from
+/// the one word that holds `main_tid` (the main queue holds the main thread
+/// until dispatchMain()); the first probe checks the guess.
+void hw_main_queue_owner_guess(void *queue, pid_t main_tid);
 /// The thread holding `queue` now (draining it, or in a main.sync from it);
-/// 0 when nobody does, or when the holder cannot be read (not learnt, or
+/// 0 when nobody does; -1 when the holder cannot be read (not learnt, or
 /// found wrong once).
 pid_t hw_main_queue_owner(void *queue);
 // dispatch_brackets.c
@@ -380,10 +384,10 @@ hw_bracket_answer hw_dispatch_bracket_open_on(pid_t tid);
 void hw_main_thread_parked(hw_slot *slot);
 /// SIGNAL-SAFE. The main-queue slot if the calling thread is the worker running it.
 hw_slot *hw_main_queue_slot_if_running_here(void);
-/// The watchdog saw the main-queue slot's thread at stack pointer `sp` (a
-/// kernel sample, or /proc while blocked): bounds for a holder claimed while
-/// it ran, once per claim.
-void hw_main_queue_stack_seen(hw_slot *slot, uint64_t sp);
+/// The watchdog saw thread `tid` at stack pointer `sp` (a kernel sample, or
+/// /proc while blocked): if it is the main-queue slot's holder, claimed
+/// while it ran, its stack's bounds (a few tries per claim).
+void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp);
 /// SIGNAL-SAFE. Answer an identify request: claim the main queue if this thread runs it.
 hw_slot *hw_main_queue_identify_here(uint64_t sp);
 

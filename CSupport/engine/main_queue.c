@@ -132,7 +132,7 @@ static struct {
     uint64_t gap_ns;         // from it to the next one, while dispatch work runs
     uint64_t restart_ns;     // when work after a quiet spell last restarted the gaps
     pid_t refused_tid;       // a holder this stall cannot be claimed for (find_stall_thread)
-    pid_t bounds_tried_tid;  // the claimed holder whose stack mapping was looked up (stack_seen)
+    uint32_t bounds_tries;   // stack mapping look-ups for the holder claimed last (stack_seen)
     // atomic: the start a stall would have without the bracket stamp, while
     // its start came from one and its thread is not known yet; else 0
     uint64_t unstamped_start_ns;
@@ -205,6 +205,9 @@ static void take_unstamped_start(hw_slot *slot) {
 static void claim_from_outside(hw_slot *slot, pid_t owner, uint64_t lo, uint64_t hi) {
     // It may have let go of the queue while /proc was read.
     if (hw_main_queue_owner(probe.main_queue) != owner) return;
+    // Read before the claim and checked after it: a holder that let go
+    // meanwhile could have closed its bracket too.
+    hw_bracket_answer bracket = hw_dispatch_bracket_open_on(owner);
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, owner, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
         return;
@@ -212,11 +215,13 @@ static void claim_from_outside(hw_slot *slot, pid_t owner, uint64_t lo, uint64_t
     // under the signal sampler, ignore them (sampler_stack.c).
     __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
     __atomic_store_n(&slot->stack_hi, hi, __ATOMIC_RELAXED);
-    probe.bounds_tried_tid = 0;
+    probe.bounds_tries = 0;
     // A stall outside counted dispatch work (main.sync from a plain thread)
     // may predate the stamp its start was bounded by: the earlier start.
-    // Inside it, or unknown, the stamp holds.
-    if (hw_dispatch_bracket_open_on(owner) == HW_BRACKET_NONE) take_unstamped_start(slot);
+    // Inside it, or unknown, the stamp holds, also for a thread the queue
+    // passes to later in the same stall.
+    if (bracket == HW_BRACKET_NONE && hw_main_queue_owner(probe.main_queue) == owner) take_unstamped_start(slot);
+    else __atomic_store_n(&probe.unstamped_start_ns, 0, __ATOMIC_RELEASE);
     log_thread_from_outside(slot);
 }
 
@@ -228,12 +233,15 @@ static void claim_from_outside(hw_slot *slot, pid_t owner, uint64_t lo, uint64_t
 /// at once; blocked, with the bounds of the mapping its stack pointer lies in
 /// (a stack pointer outside any mapping that can be a stack: nothing for the
 /// rest of the stall, and no more /proc reads for it); its state unknown:
-/// not yet. Without a holder to read (no probe has run yet, or the queue's
-/// layout was not recognised), every running thread is asked: that one way
-/// still signals, with the race above.
+/// not yet. Held by nobody (a suspended queue, or between two holders):
+/// nothing to sample. Only where the holder cannot be read (the queue's
+/// layout not recognised: the engine started after dispatchMain() and no
+/// probe has run yet, or a libdispatch that keeps it elsewhere) is every
+/// running thread asked: that one way still signals, with the race above.
 static void find_stall_thread(hw_slot *slot) {
     pid_t owner = hw_main_queue_owner(probe.main_queue);
-    if (owner <= 0) { ask_running_threads(); return; }
+    if (owner < 0) { ask_running_threads(); return; }
+    if (owner == 0) return;
     if (owner == hw_g.pid || owner == hw_g.watchdog_tid || owner == probe.refused_tid) return;
     hw_thread_probe state = hw_proc_probe_tid(owner);
     if (state.activity == HW_ACTIVITY_RUNNING) { claim_from_outside(slot, owner, 0, 0); return; }
@@ -243,11 +251,17 @@ static void find_stall_thread(hw_slot *slot) {
     claim_from_outside(slot, owner, lo, hi);
 }
 
-void hw_main_queue_stack_seen(hw_slot *slot, uint64_t sp) {
+/// /proc/self/maps reads per claim for a holder's stack bounds: a stack
+/// pointer on an alternate stack, or a moment without a free descriptor,
+/// does not cost the rest of the stall its stacks.
+#define HW_BOUNDS_TRIES 4u
+
+void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp) {
     if (slot->tid != HW_MAIN_QUEUE_ID || __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED)) return;
-    pid_t tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
-    if (tid == probe.bounds_tried_tid) return; // one /proc read per claim, found or not
-    probe.bounds_tried_tid = tid;
+    // A sample of the thread that held the queue before (drained as its
+    // session ends) says nothing of this one's stack.
+    if (tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) || probe.bounds_tries >= HW_BOUNDS_TRIES) return;
+    probe.bounds_tries++;
     uint64_t lo, hi;
     if (!hw_proc_stack_mapping_of(sp, &lo, &hi)) return;
     __atomic_store_n(&slot->stack_lo, lo, __ATOMIC_RELAXED);
@@ -372,7 +386,7 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     // The holder runs the stall, also inside another queue's sync (where its
     // current queue is that one).
     pid_t owner = hw_main_queue_owner(probe.main_queue);
-    if (owner ? owner != tid : probe.current_queue() != probe.main_queue) return NULL;
+    if (owner > 0 ? owner != tid : owner == 0 || probe.current_queue() != probe.main_queue) return NULL;
     pid_t none = 0;
     if (!__atomic_compare_exchange_n(&slot->os_tid, &none, tid, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)
         && none != tid)

@@ -11,7 +11,12 @@
 // while its worker holds the drain lock, so its first run looks for the one
 // word of the queue's header that holds its own thread id, and every later
 // run checks that word still does. Any miss turns this off for good, and the
-// probe falls back to asking the running threads.
+// probe falls back to asking the running threads. So that a stall before
+// the first probe has run is not left to that fallback, the engine's start
+// (before dispatchMain(), in most programs) takes the one word holding the
+// main thread's id as a first guess (libdispatch 6: 56 bytes in, measured),
+// which the first probe checks, and replaces if wrong, rather than turning
+// anything off.
 //
 // The watchdog then reads that word with one atomic load. The main queue is
 // a static object of libdispatch (never freed, never a thread's stack or
@@ -29,6 +34,7 @@
 #define HW_OWNER_TID_MASK 0x3fffffffu
 
 static uint32_t owner_offset; // atomic: bytes into the queue; LEARNING or OFF
+static bool owner_guessed;    // the offset is the start's guess, not checked by a probe yet
 static __thread pid_t probe_tid __attribute__((tls_model("initial-exec")));
 
 static pid_t owner_in(uint64_t word) {
@@ -39,27 +45,43 @@ static uint64_t word_at(void *queue, uint32_t offset) {
     return __atomic_load_n((uint64_t *)(void *)((char *)queue + offset), __ATOMIC_RELAXED);
 }
 
+/// The offset of the one header word that holds `tid`; HW_OWNER_OFF when
+/// none does, or more than one (not sure).
+static uint32_t word_holding(void *queue, pid_t tid) {
+    uint32_t found = HW_OWNER_OFF;
+    for (uint32_t w = HW_OWNER_FIRST_WORD; w <= HW_OWNER_LAST_WORD; w++) {
+        if (owner_in(word_at(queue, w * 8u)) != tid) continue;
+        if (found != HW_OWNER_OFF) return HW_OWNER_OFF; // two candidates
+        found = w * 8u;
+    }
+    return found;
+}
+
+void hw_main_queue_owner_guess(void *queue, pid_t main_tid) {
+    if (!queue || __atomic_load_n(&owner_offset, __ATOMIC_ACQUIRE) != HW_OWNER_LEARNING) return;
+    uint32_t found = word_holding(queue, main_tid);
+    if (found == HW_OWNER_OFF) return; // dispatchMain() already ran, or not sure: the first probe learns
+    owner_guessed = true;
+    __atomic_store_n(&owner_offset, found, __ATOMIC_RELEASE);
+}
+
 void hw_main_queue_owner_learn(void *queue) {
     uint32_t offset = __atomic_load_n(&owner_offset, __ATOMIC_ACQUIRE);
     if (offset == HW_OWNER_OFF) return;
     if (!probe_tid) probe_tid = (pid_t)syscall(SYS_gettid);
-    if (offset != HW_OWNER_LEARNING) {
+    bool guessed = owner_guessed;
+    owner_guessed = false; // probes run one at a time: only the first sees the guess
+    if (offset != HW_OWNER_LEARNING && (owner_in(word_at(queue, offset)) == probe_tid || !guessed)) {
         if (owner_in(word_at(queue, offset)) != probe_tid)
             __atomic_store_n(&owner_offset, HW_OWNER_OFF, __ATOMIC_RELEASE);
         return;
     }
-    uint32_t found = HW_OWNER_OFF;
-    for (uint32_t w = HW_OWNER_FIRST_WORD; w <= HW_OWNER_LAST_WORD; w++) {
-        if (owner_in(word_at(queue, w * 8u)) != probe_tid) continue;
-        if (found != HW_OWNER_OFF) { found = HW_OWNER_OFF; break; } // two candidates: not sure
-        found = w * 8u;
-    }
-    __atomic_store_n(&owner_offset, found, __ATOMIC_RELEASE);
+    __atomic_store_n(&owner_offset, word_holding(queue, probe_tid), __ATOMIC_RELEASE);
 }
 
 // SIGNAL-SAFE: atomic loads only.
 pid_t hw_main_queue_owner(void *queue) {
     uint32_t offset = __atomic_load_n(&owner_offset, __ATOMIC_ACQUIRE);
-    if (offset == HW_OWNER_LEARNING || offset == HW_OWNER_OFF) return 0;
+    if (offset == HW_OWNER_LEARNING || offset == HW_OWNER_OFF) return -1;
     return owner_in(word_at(queue, offset));
 }

@@ -247,7 +247,7 @@ static void write_slot_sample(void *ctx, uint64_t time_ns, const uint64_t regs[H
     // not this hang's. The signal path never had them: its handler checks.
     if (slot->session.perf_until_ns && time_ns > slot->session.perf_until_ns) return;
     uint32_t flags = HW_SAMPLE_KERNEL;
-    hw_main_queue_stack_seen(slot, regs[HW_REG_RSP]); // a queue holder claimed while it ran
+    hw_main_queue_stack_seen(slot, slot->session.os_tid, regs[HW_REG_RSP]); // a queue holder claimed while it ran
     // How much stack this sample had in use, for the next size (an alternate stack: the most).
     uint64_t in_use = hw_stack_in_use(slot, regs[HW_REG_RSP]);
     uint64_t need = in_use ? in_use : PERF_STACK_BYTES;

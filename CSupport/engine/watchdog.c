@@ -162,7 +162,7 @@ static void take_sample(hw_slot *slot) {
                    && slot->role == HW_ROLE_MAIN_THREAD) {
             hw_main_thread_parked(slot); // library mode, dispatchMain(): parked for good, not busy
         } else {
-            hw_main_queue_stack_seen(slot, probe.sp); // a queue holder claimed while it ran
+            hw_main_queue_stack_seen(slot, ses->os_tid, probe.sp); // a queue holder claimed while it ran
             hw_sample_blocked_syscall(slot, probe.nr, probe.sp, probe.pc);
         }
         hw_lock_tick(slot, &probe, hw_now_ns()); // blocked in futex: whose lock, and what its owner does

@@ -284,23 +284,37 @@ static bool find_fde(const hw_module *m, uint64_t pc, uint64_t *fde) {
     return true;
 }
 
+/// The FDE that covers `pc`, read up to its instructions: `c` is left at
+/// them, with its CIE in `ci` and the range it covers in [*start, *end).
+/// False when no FDE covers `pc` (a gap between FDEs included) or it is malformed.
+static bool open_fde(const hw_module *m, uint64_t pc, cursor *c, cie *ci, uint64_t *start, uint64_t *end) {
+    uint64_t fde_addr;
+    if (!m || !find_fde(m, pc, &fde_addr) || !cursor_at(c, m, fde_addr)) return false;
+    uint64_t len = fixed(c, 4);
+    if (len == 0xffffffffu || len == 0 || (uint64_t)(c->end - c->p) < len) return false;
+    c->end = c->p + len;
+    uint64_t cie_field = c->addr;
+    uint64_t cie_off = fixed(c, 4);
+    if (cie_off == 0 || cie_off > cie_field) return false; // 0 would make it a CIE
+    if (!parse_cie(m, cie_field - cie_off, ci)) return false;
+    *start = encoded(c, ci->fde_enc, false);
+    uint64_t range = encoded(c, ci->fde_enc, true);
+    *end = *start + range;
+    return !c->bad && pc >= *start && pc - *start < range;
+}
+
+bool hw_cfi_function_range(const hw_module *m, uint64_t pc, uint64_t *start, uint64_t *end) {
+    cursor c;
+    cie ci;
+    return open_fde(m, pc, &c, &ci, start, end);
+}
+
 static hw_cfi_rule derive(const hw_module *m, uint64_t pc) {
     hw_cfi_rule out = { .pc = pc, .kind = HW_CFI_LIBUNWIND };
-    uint64_t fde_addr;
-    if (!m || !find_fde(m, pc, &fde_addr)) return out;
     cursor c;
-    if (!cursor_at(&c, m, fde_addr)) return out;
-    uint64_t len = fixed(&c, 4);
-    if (len == 0xffffffffu || len == 0 || (uint64_t)(c.end - c.p) < len) return out;
-    c.end = c.p + len;
-    uint64_t cie_field = c.addr;
-    uint64_t cie_off = fixed(&c, 4);
-    if (cie_off == 0 || cie_off > cie_field) return out; // 0 would make it a CIE
     cie ci;
-    if (!parse_cie(m, cie_field - cie_off, &ci)) return out;
-    uint64_t start = encoded(&c, ci.fde_enc, false);
-    uint64_t range = encoded(&c, ci.fde_enc, true);
-    if (c.bad || pc < start || pc - start >= range) return out; // a gap between FDEs
+    uint64_t start, end;
+    if (!open_fde(m, pc, &c, &ci, &start, &end)) return out;
     if (ci.has_aug_data) skip(&c, uleb(&c));
     row initial = { .cfa_reg = -1, .rbp = { SAME, 0 }, .ra = { UNSET, 0 } };
     cursor ins = ci.insns;

@@ -60,6 +60,8 @@ bool hw_cfi_rule_known(const hw_cfi_table *t, uint64_t pc, hw_cfi_rule *out);
 /// Reads `pc`'s rule from `m`'s .eh_frame and keeps it (NULL `m`: no image,
 /// so libunwind's). Call after hw_cfi_rule_known found none.
 hw_cfi_rule hw_cfi_rule_learn(hw_cfi_table *t, const hw_module *m, uint64_t pc);
+/// The range [*start, *end) of the function whose FDE covers `pc` in `m`.
+bool hw_cfi_function_range(const hw_module *m, uint64_t pc, uint64_t *start, uint64_t *end);
 /// Forgets every rule (an image was added or replaced).
 void hw_cfi_table_clear(hw_cfi_table *t);
 void hw_cfi_table_free(hw_cfi_table *t);

@@ -10,6 +10,7 @@
 #include <libunwind.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/auxv.h>
@@ -402,6 +403,22 @@ static bool all_return_addresses(const hw_unwinder *u, const uint64_t *pcs, int 
     return true;
 }
 
+/// The call before return address `ra` cannot have made a frame at
+/// `callee`: it is a `call rel32` whose target is the start of a function
+/// (an FDE begins there) that does not hold `callee`. A call to a PLT stub,
+/// or to a thunk that jumps on (a tail call), can look the same; indirect
+/// calls are never judged.
+static bool cannot_have_called(const hw_unwinder *u, uint64_t ra, uint64_t callee) {
+    const hw_module *m = module_for(u, ra);
+    uint8_t call[5];
+    if (!m || ra < 5 || !read_module(m, ra - 5, call, sizeof call) || call[0] != 0xe8) return false;
+    int32_t rel;
+    memcpy(&rel, call + 1, sizeof rel);
+    uint64_t target = ra + (uint64_t)(int64_t)rel, start, end;
+    if (!hw_cfi_function_range(module_for(u, target), target, &start, &end) || start != target) return false;
+    return callee < start || callee >= end;
+}
+
 /// A stack address that looks like a saved frame pointer: 16-byte aligned
 /// (rbp after `push rbp; mov rbp, rsp` at a call boundary) with a return
 /// address above it. The word at it (the caller's frame pointer) is not
@@ -434,7 +451,7 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
     // frame's stack pointer; below it are the frames of calls it already
     // made, whose saved words would chain back into itself.
     uint64_t sp = ctx.last_sp;
-    int tries = 0, best = n;
+    int tries = 0, best = n, best_impossible = INT_MAX;
     for (uint64_t a = (sp + 15) & ~(uint64_t)15; a - sp < HW_FP_SCAN_BYTES && tries < HW_FP_SCAN_TRIES; a += 16) {
         if (!looks_like_frame(&ctx, a)) continue;
         tries++;
@@ -445,11 +462,19 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
         // frame further up, can chain through stale words: a guess must
         // reach the thread's entry as the call-frame information marks it,
         // through return addresses that each follow a call instruction. Of
-        // those, the longest chain wins: a frame further up skips callers.
-        if (!entry || m <= best || memcmp(scratch, pcs, (size_t)n * sizeof *pcs) != 0) continue;
+        // those, one whose caller of the last known frame can have made that
+        // call wins over one whose cannot (a dead frame's words chain to the
+        // entry just as well, with a caller too many), then the longest: a
+        // frame further up skips callers. Only that first call is judged:
+        // the guess decides it, and the calls above it a thunk's tail call
+        // can make look wrong in any chain.
+        if (!entry || m <= n || memcmp(scratch, pcs, (size_t)n * sizeof *pcs) != 0) continue;
         if (!all_return_addresses(u, scratch + n, m - n)) continue;
+        int impossible = cannot_have_called(u, scratch[n], n == 1 ? scratch[0] : scratch[n - 1] - 1);
+        if (impossible > best_impossible || (impossible == best_impossible && m <= best)) continue;
         memcpy(pcs, scratch, (size_t)m * sizeof *pcs);
         best = m;
+        best_impossible = impossible;
     }
     return best;
 }

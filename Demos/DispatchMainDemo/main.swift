@@ -2,7 +2,8 @@
 // blocks run on libdispatch worker threads. Two blocks stall the main queue:
 // importPhotos() for ~350 ms and updateBadge() for ~140 ms.
 // Usage: DispatchMainDemo [--measure FILE] [--library REPORT.json]
-//                         [--idle | --sync-from-thread | --sync-from-worker | --blocked-block | --handoff | --nested-sync]
+//                         [--idle | --sync-from-thread | --sync-from-worker | --blocked-block | --handoff | --nested-sync
+//                          | --first-block]
 //                         [--background-ticks]
 //   --idle: no work at all, exits after 3 s (what the library costs an idle queue)
 //   --sync-from-thread: instead of the two blocks, a plain thread (not one of
@@ -19,6 +20,9 @@
 //   --nested-naps: the same with napBetweenChunks(): ~300 ms of 0.3 ms of CPU
 //     then usleep(300 µs), in turn; writes `naps <count> <EINTRs>` before
 //     its line (a sleep a signal cut short shows there)
+//   --first-block: one main-queue block, enqueued before dispatchMain(),
+//     runs importPhotos() at once: the queue stalls before any probe of
+//     the library can have run on it
 //   --background-ticks: also a global-queue timer every 30 ms (dispatch work
 //     unrelated to the main queue)
 import Dispatch
@@ -117,6 +121,9 @@ if CommandLine.arguments.contains("--idle") {
     let inner = DispatchQueue(label: "inner")
     let naps = CommandLine.arguments.contains("--nested-naps")
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { inner.sync { if naps { napBetweenChunks() } else { importPhotos() } } }
+    DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { exit(0) }
+} else if CommandLine.arguments.contains("--first-block") {
+    DispatchQueue.main.async { importPhotos() }
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.75) { exit(0) }
 } else if CommandLine.arguments.contains("--blocked-block") {
     DispatchQueue.main.asyncAfter(deadline: .now() + 0.2) { readArchive() }

@@ -159,15 +159,17 @@ extension Integration {
         /// another queue's sync, or is a plain thread in main.sync. The
         /// identify signal this replaced always went to a holder that
         /// computes, and to one that naps 2 times in 3 under strace (each of
-        /// those naps ended in EINTR). Every sample is whole and under the
-        /// function: a holder claimed while it ran gets its stack's bounds
-        /// from the first stack pointer the watchdog sees (without them the
-        /// naps' blocked half had no stack, and the kernel's copies were
-        /// called cut).
+        /// those naps ended in EINTR); under strace the program starts slowly
+        /// enough that the stall often began before the first probe had run,
+        /// when the holder could not be read and every running thread was
+        /// asked. The engine's start now guesses where libdispatch keeps it,
+        /// from the main thread's id, which the queue holds until
+        /// dispatchMain(): a stall that begins before any probe has run
+        /// (--first-block) is claimed from outside too (without the guess,
+        /// its holder got the identify signal every run).
         @Test(.enabled(if: !Safety.signalSampler, "the fallback sampler signals by design"),
-              arguments: [("--nested-naps", "napBetweenChunks"), ("--nested-sync", "importPhotos"),
-                          ("--sync-from-thread", "syncedReport")])
-        func theStallsHolderIsNeverSignalled(mode: String, function: String) throws {
+              arguments: ["--nested-naps", "--nested-sync", "--sync-from-thread", "--first-block"])
+        func theStallsHolderIsNeverSignalled(mode: String) throws {
             let scratch = try TestPaths.scratch()
             let trace = scratch.appendingPathComponent("signals.txt").path
             let library = try HangwatchRun.library("/usr/bin/strace",
@@ -175,22 +177,46 @@ extension Integration {
                                                     TestPaths.dispatchMainDemo, mode])
             #expect(library.result.status == 0, "\(library.result.stderr)")
             #expect(Safety.samplerFallback(library.report) == nil, "\(library.report.notes)")
+            // The stall was found (strace's slowness may add a short one of its own).
+            #expect(library.report.hangs.contains { $0.durationMs >= 250 }, "hangs: \(library.report.hangs.map(\.durationMs))")
             let signals = try String(contentsOfFile: trace, encoding: .utf8)
                 .split(separator: "\n").filter { $0.contains("SIGPROF") }
             #expect(signals.isEmpty, "\(signals.count) SIGPROF delivered, first: \(signals.first ?? "")")
-            let work = try #require(library.work(function).first)
-            let hang = try #require(library.report.hangs.first)
-            let tree = try #require(hang.callTree)
-            // Sampled from the claim on, most of the ~300 ms, and every sample
-            // whole: under the function, blocked and running halves alike.
-            #expect(tree.weightMs >= work.durationMs * 0.6, "\(tree.weightMs) ms sampled of \(work.durationMs) ms")
-            #expect(tree.weightMs(under: function) >= tree.weightMs * 0.9,
-                    "\(tree.weightMs(under: function)) ms under \(function) of \(tree.weightMs) ms sampled")
-            #expect(tree.first(containing: "not fully captured") == nil)
             if mode == "--nested-naps" {
                 let naps = try #require(library.work("naps").first?.fields)
                 #expect(naps[2] == "0", "EINTRs: \(naps[2])")
             }
+        }
+
+        /// The holder claimed from outside is sampled whole, under its
+        /// function (strace, above, slows the watchdog's every system call,
+        /// so this is measured without it). A holder claimed while it ran
+        /// gets its stack's bounds from the first stack pointer the watchdog
+        /// sees: without them the naps' blocked half had no stack, and the
+        /// kernel's copies were called cut. And it is reached through its one
+        /// true caller: the blocked samples' frame pointer is found among the
+        /// stack's words, and a candidate whose caller's call cannot have made
+        /// the frame (a dead frame's) loses to one whose can (a dead frame
+        /// put a caller too many above the naps' blocked half, splitting it
+        /// in two).
+        @Test(arguments: [("--nested-naps", "napBetweenChunks"), ("--nested-sync", "importPhotos"),
+                          ("--sync-from-thread", "syncedReport")])
+        func theHolderClaimedFromOutsideIsSampledWhole(mode: String, function: String) throws {
+            let library = try HangwatchRun.library(TestPaths.dispatchMainDemo, [mode])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            let work = try #require(library.work(function).first)
+            let hang = try #require(library.report.hangs.first)
+            let tree = try #require(hang.callTree)
+            // Sampled from the claim on: at least half of the ~300 ms (a plain
+            // thread's main.sync is found by the probe every 100 ms, up to
+            // 120 ms late; 169 ms were sampled of it once, 95 % coverage after).
+            #expect(tree.weightMs >= work.durationMs * 0.5 - library.stolenMs, "\(tree.weightMs) ms sampled of \(work.durationMs) ms")
+            #expect(tree.weightMs(under: function) >= tree.weightMs * 0.9,
+                    "\(tree.weightMs(under: function)) ms under \(function) of \(tree.weightMs) ms sampled")
+            #expect(tree.first(containing: "not fully captured") == nil)
+            // One node (rarely a sample or two of the kernel's stop short of the thread's entry).
+            #expect((tree.first(containing: function)?.weightMs ?? 0) >= tree.weightMs(under: function) * 0.95,
+                    "\(tree.allSymbols.filter { $0.contains(function) }.count) nodes for \(function)")
         }
 
         /// DispatchQueue.main.sync from a plain thread runs the block on that
