@@ -1,8 +1,8 @@
 // Calls that need a single-threaded process. unshare(CLONE_NEWUSER) (and
 // CLONE_VM/CLONE_SIGHAND/CLONE_THREAD), and setns into a user or mount
 // namespace, fail with EINVAL while any other thread exists, and the
-// watchdog is one. It is stopped and joined for the call (the join returns
-// only once the kernel has removed the thread) and started again after, so
+// watchdog is one. It is stopped and joined for the call (and waited for
+// until the kernel has unlinked it: hw_watchdog_stop) and started again after, so
 // the program gets the result it would have had without us, at any time,
 // not only before its first wait.
 #include "agent_internal.h"

@@ -18,6 +18,7 @@
 #include "engine_internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/prctl.h>
@@ -306,11 +307,15 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     return true;
 }
 
+/// The watchdog thread's id, kept after it exits (hw_watchdog_stop waits for it to be gone).
+static pid_t last_watchdog_tid;
+
 static void *watchdog_main(void *arg) {
     (void)arg;
     hw_tls_never_watch();
     prctl(PR_SET_NAME, "hangwatch", 0, 0, 0);
     __atomic_store_n(&hw_g.watchdog_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
+    __atomic_store_n(&last_watchdog_tid, hw_g.watchdog_tid, __ATOMIC_RELEASE);
     // Library mode posts probes to libdispatch from here, and a worker it
     // spawns would inherit a private descriptor table: keep the shared one there.
     if (hw_g.interposed) hw_proc_private_fds();
@@ -386,12 +391,34 @@ int hw_watchdog_start(void) {
     return rc == 0 ? 0 : -1;
 }
 
+/// Waits until the kernel has taken thread `tid` out of the process, at most
+/// HW_GONE_WAIT_NS. A join returns when the exiting thread clears its tid,
+/// which the kernel does before it unlinks the thread from the process: in
+/// that window unshare(CLONE_NEWUSER) still fails with EINVAL (5 % of the
+/// time right after a join, measured; never once /proc no longer lists the
+/// thread, which happens as it is unlinked). Raw syscalls, no descriptor.
+#define HW_GONE_WAIT_NS (100 * 1000000ull)
+static void wait_until_gone(pid_t tid) {
+    if (tid <= 0) return;
+    char path[40] = "/proc/self/task/", digits[12];
+    size_t len = strlen(path), n = 0;
+    for (unsigned v = (unsigned)tid; v; v /= 10) digits[n++] = (char)('0' + v % 10);
+    while (n && len < sizeof path - 1) path[len++] = digits[--n];
+    path[len] = 0;
+    uint64_t until = hw_now_ns() + HW_GONE_WAIT_NS;
+    while (syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0 && hw_now_ns() < until) {
+        struct timespec ts = { 0, 20000 };
+        syscall(SYS_clock_nanosleep, CLOCK_MONOTONIC, 0, &ts, NULL);
+    }
+}
+
 void hw_watchdog_stop(void) {
     if (!hw_g.watchdog_started) return;
     __atomic_store_n(&hw_g.watchdog_stop, 1, __ATOMIC_SEQ_CST);
     hw_watchdog_wake();
-    // Joined, not detached: the join returns once the kernel has cleared the
-    // thread's tid, i.e. when the process really has one thread fewer.
+    // Joined, not detached, and then waited for until the process really has
+    // one thread fewer (a call that needs a single thread follows).
     pthread_join(hw_g.watchdog, NULL);
+    wait_until_gone(__atomic_load_n(&last_watchdog_tid, __ATOMIC_ACQUIRE));
     hw_g.watchdog_started = false;
 }

@@ -1,7 +1,7 @@
 /*
  * unshare_early: a sandboxing program (issue 8, item 11).
  *
- *   unshare_early [--measure FILE]
+ *   unshare_early [--measure FILE] [--nested N]
  *
  * At the top of main, before any wait, it calls unshare(CLONE_NEWUSER),
  * which the kernel allows only in a single-threaded process, and reports how
@@ -10,11 +10,19 @@
  *
  * stdout: the thread count, then the unshare result; both must be those of
  * a plain run. The measure file has the hang (sandboxed_work).
+ *
+ * --nested N: then N more unshare(CLONE_NEWUSER) calls, each nested in the
+ * namespace before (the kernel allows 32 levels), each after 2 ms of work,
+ * so that a watchdog stopped for one call has started again before the
+ * next; one more stdout line: how many succeeded, and the first error.
  */
 #include "safety.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 static int count_threads(void)
 {
@@ -30,6 +38,32 @@ static int count_threads(void)
     return n;
 }
 
+/// "0 ID 1": the namespace's root is ID outside it.
+static const char *id_line(unsigned id)
+{
+    static char line[32];
+    snprintf(line, sizeof line, "0 %u 1", id);
+    return line;
+}
+
+static bool map_id(const char *path, const char *text)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, text, strlen(text)) == (ssize_t)strlen(text);
+    close(fd);
+    return ok;
+}
+
+/// Maps our ids outside into the namespace just made (as its root): without
+/// it the next level cannot be created (EPERM).
+static bool map_ids(unsigned uid, unsigned gid)
+{
+    return map_id("/proc/self/setgroups", "deny") && map_id("/proc/self/uid_map", id_line(uid))
+        && map_id("/proc/self/gid_map", id_line(gid));
+}
+
 __attribute__((noinline)) static void sandboxed_work(void)
 {
     spin_ms(150);
@@ -40,8 +74,12 @@ int main(int argc, char **argv)
 {
     safety_init(&argc, argv);
     int threads = count_threads();
+    bool nested = argc > 2 && strcmp(argv[1], "--nested") == 0;
+    unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
     int rc = unshare(CLONE_NEWUSER);
     int e = errno;
+    if (rc == 0 && nested) // the levels below are made from this one: map our ids in it
+        map_ids(uid, gid);
     out("threads at start: %d", threads);
     out("unshare(CLONE_NEWUSER): rc %d %s", rc, errname(rc < 0 ? e : 0));
     for (int i = 0; i < 3; i++)
@@ -49,5 +87,21 @@ int main(int argc, char **argv)
     MEASURED("sandboxed_work", sandboxed_work());
     for (int i = 0; i < 3; i++)
         loop_wait(20);
+    if (nested) {
+        int asked = atoi(argv[2]), done = 0, first_error = 0;
+        for (int i = 0; i < asked; i++) {
+            spin_ms(2);
+            unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+            if (unshare(CLONE_NEWUSER) != 0) {
+                if (!first_error) first_error = errno;
+                continue;
+            }
+            if (map_ids(uid, gid))
+                done++;
+            else if (!first_error)
+                first_error = errno;
+        }
+        out("nested unshares: %d of %d, first error %s", done, asked, errname(first_error));
+    }
     return 0;
 }
