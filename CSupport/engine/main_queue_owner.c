@@ -71,12 +71,10 @@ void hw_main_queue_owner_learn(void *queue) {
     if (!probe_tid) probe_tid = (pid_t)syscall(SYS_gettid);
     bool guessed = owner_guessed;
     owner_guessed = false; // probes run one at a time: only the first sees the guess
-    if (offset != HW_OWNER_LEARNING && (owner_in(word_at(queue, offset)) == probe_tid || !guessed)) {
-        if (owner_in(word_at(queue, offset)) != probe_tid)
-            __atomic_store_n(&owner_offset, HW_OWNER_OFF, __ATOMIC_RELEASE);
-        return;
-    }
-    __atomic_store_n(&owner_offset, word_holding(queue, probe_tid), __ATOMIC_RELEASE);
+    if (offset != HW_OWNER_LEARNING && owner_in(word_at(queue, offset)) == probe_tid) return;
+    // Not learnt yet, or the start's guess was wrong: look. Learnt and now wrong: off for good.
+    uint32_t learnt = offset == HW_OWNER_LEARNING || guessed ? word_holding(queue, probe_tid) : HW_OWNER_OFF;
+    __atomic_store_n(&owner_offset, learnt, __ATOMIC_RELEASE);
 }
 
 // SIGNAL-SAFE: atomic loads only.

@@ -19,6 +19,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <linux/futex.h>
 #include <sys/prctl.h>
@@ -400,11 +401,8 @@ int hw_watchdog_start(void) {
 #define HW_GONE_WAIT_NS (100 * 1000000ull)
 static void wait_until_gone(pid_t tid) {
     if (tid <= 0) return;
-    char path[40] = "/proc/self/task/", digits[12];
-    size_t len = strlen(path), n = 0;
-    for (unsigned v = (unsigned)tid; v; v /= 10) digits[n++] = (char)('0' + v % 10);
-    while (n && len < sizeof path - 1) path[len++] = digits[--n];
-    path[len] = 0;
+    char path[40];
+    snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
     uint64_t until = hw_now_ns() + HW_GONE_WAIT_NS;
     while (syscall(SYS_faccessat, AT_FDCWD, path, F_OK) == 0 && hw_now_ns() < until) {
         struct timespec ts = { 0, 20000 };
