@@ -22,13 +22,13 @@ extension Integration {
             #expect(frames.band == FrameStatistics.band(forRatio: frames.hitchRatioMsPerS))
             #expect(frames.hitchRatioMsPerS > 10, "\(frames.hitchRatioMsPerS) ms/s should be critical")
             let longest = try #require(measured.max { $0.durationMs < $1.durationMs })
-            #expect(abs(frames.maxMs - longest.durationMs) <= 3, "max \(frames.maxMs) vs \(longest.durationMs)")
+            #expect(abs(frames.maxMs - longest.durationMs) <= 3 + run.stolenMs, "max \(frames.maxMs) vs \(longest.durationMs)")
             #expect(frames.p50Ms < 8)
             #expect(run.report.frameLoops.count == 1)
             // The 130 ms frame is also a hang.
             #expect(run.report.hangs.count == 1, "hangs: \(run.report.hangs.map(\.durationMs))")
             let hang = try #require(run.report.hangs.first)
-            #expect(abs(hang.durationMs - longest.durationMs) <= 3)
+            #expect(abs(hang.durationMs - longest.durationMs) <= 3 + run.stolenMs)
         }
 
         @Test func withoutFrameModeTheSleepIsPartOfNothing() throws {

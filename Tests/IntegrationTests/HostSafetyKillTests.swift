@@ -61,7 +61,7 @@ extension Integration {
                     "\(Safety.difference(plain: plain.result, watched: run.result) ?? "")")
             // The CPU-bound hang after the jump is sampled as such, not as the abandoned sleep.
             let work = try #require(run.work("after_longjmp_work").first)
-            let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 },
+            let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 + run.stolenMs },
                                     "\(Safety.describe(run.report))")
             #expect(hang.kind == .cpu, "kind \(hang.kind), blocked in \(hang.blockedIn ?? "-")")
             #expect(Safety.symbols(hang).contains { $0.contains("after_longjmp_work") },

@@ -37,8 +37,8 @@ extension Integration {
             expectSame(plain, run)
             let main = try #require(run.work("main_loop_stall").first)
             let late = try #require(run.work("late_loop_stall").first)
-            let mainHang = run.report.hangs.first { $0.thread.role == "main-thread" && abs($0.durationMs - main.durationMs) <= 5 }
-            let lateHang = Safety.hangs(run.report, thread: "late-loop").first { abs($0.durationMs - late.durationMs) <= 5 }
+            let mainHang = run.report.hangs.first { $0.thread.role == "main-thread" && abs($0.durationMs - main.durationMs) <= 5 + run.stolenMs }
+            let lateHang = Safety.hangs(run.report, thread: "late-loop").first { abs($0.durationMs - late.durationMs) <= 5 + run.stolenMs }
             #expect(mainHang != nil, "main_loop_stall \(main.durationMs) ms not found: \(Safety.describe(run.report))")
             #expect(lateHang != nil, "late_loop_stall \(late.durationMs) ms not found: \(Safety.describe(run.report))")
             #expect(run.report.hangs.count == 2, "\(Safety.describe(run.report))")
@@ -175,7 +175,7 @@ extension Integration {
             expectSame(plain, run)
             let work = try #require(run.work("slow_phdr_callback").first)
             let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
-            #expect(run.report.hangs.count == 1 && abs(hang.durationMs - work.durationMs) <= 5,
+            #expect(run.report.hangs.count == 1 && abs(hang.durationMs - work.durationMs) <= 5 + run.stolenMs,
                     "measured \(work.durationMs) ms; \(Safety.describe(run.report))")
             #expect(hang.sampleCount >= 100, "\(hang.sampleCount) samples for \(hang.durationMs) ms")
             #expect(Safety.symbols(hang).contains { $0.contains("slow_phdr_callback") },
@@ -259,7 +259,7 @@ extension Integration {
             let run = try program.watched(["altstack"])
             expectSame(plain, run)
             let work = try #require(run.work("altstack_work").first)
-            let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 },
+            let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 + run.stolenMs },
                                     "\(Safety.describe(run.report))")
             // The alternate stack is not the thread's stack: the sampler copies it from the kernel's
             // sigaltstack bounds, and the tree names the work the handler did there (README: Limits).

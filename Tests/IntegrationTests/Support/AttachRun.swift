@@ -77,23 +77,36 @@ struct AttachedProgram {
 struct AttachReport {
     var result: ProcessResult
     var report: Report
+    /// The most CPU time the VM lost on one CPU while attached (`StolenTime`).
+    /// attach dates a transition seen across a late poll with the thread's
+    /// schedstat, which leaves out stolen time: the length can be off by that.
+    var stolenMs: Double = 0
 
     /// `hangwatch attach PID [args] -o report.json --format json`; ends when the target exits or `--duration` passes.
     static func attach(_ pid: Int32, _ args: [String] = [], scratch: URL, environment: [String: String]? = nil,
                        timeout: TimeInterval = 60) throws -> AttachReport {
         let path = scratch.appendingPathComponent("attach-report.json").path
+        let stealBefore = StolenTime.perCPU()
         let result = try ProcessRunner.run(TestPaths.hangwatch, ["attach", String(pid)] + args + ["-o", path, "--format", "json"],
                                            environment: environment, timeout: timeout)
+        let stolenMs = StolenTime.maxMs(from: stealBefore, to: StolenTime.perCPU())
         guard let data = FileManager.default.contents(atPath: path) else {
             throw TestFailure("attach wrote no report; status \(result.status), stderr: \(result.stderr)")
         }
-        return AttachReport(result: result, report: try JSONReport.decode(data))
+        return AttachReport(result: result, report: try JSONReport.decode(data), stolenMs: stolenMs)
     }
 
-    /// The hang whose duration is nearest `work`'s, if within `toleranceMs`.
+    /// The hang whose duration is nearest `work`'s, if within `toleranceMs`
+    /// widened by the time the VM stole meanwhile.
     func hang(matching work: MeasuredWork, toleranceMs: Double) -> Hang? {
         report.hangs.min { abs($0.durationMs - work.durationMs) < abs($1.durationMs - work.durationMs) }
-            .flatMap { abs($0.durationMs - work.durationMs) <= toleranceMs ? $0 : nil }
+            .flatMap { within($0.durationMs, of: work.durationMs, toleranceMs: toleranceMs) ? $0 : nil }
+    }
+
+    /// Whether a length attach measured is `expected` within `toleranceMs`
+    /// widened by the time the VM stole meanwhile (0 on a machine that lost none).
+    func within(_ measured: Double, of expected: Double, toleranceMs: Double) -> Bool {
+        abs(measured - expected) <= toleranceMs + stolenMs
     }
 }
 
