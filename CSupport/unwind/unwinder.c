@@ -36,6 +36,10 @@ typedef struct unwind_ctx {
     bool rbp_given;    // use `rbp` instead of the record's (a frame pointer found by scanning)
     uint64_t rbp;
     uint64_t last_sp;  // out: the stack pointer of the last frame unwind_with reached
+    // The innermost frame was at a `ret` and is stepped over by hand: the
+    // unwind starts at its caller, at caller_ip (a return address) and caller_sp.
+    bool from_caller;
+    uint64_t caller_ip, caller_sp;
 } unwind_ctx;
 
 static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
@@ -97,6 +101,11 @@ static int access_reg(unw_addr_space_t as, unw_regnum_t reg, unw_word_t *val, in
     if (reg < 0 || reg >= HW_REG_COUNT) return -UNW_EBADREG;
     if (write) return 0; // only resume would need written registers
     *val = reg == HW_REG_RBP && ctx->rbp_given ? ctx->rbp : ctx->sample->regs[reg];
+    // From the caller of a `ret` (see step_over_ret): libunwind looks its
+    // first frame up at the pc it is given, so it is given the call's last
+    // byte, where a return address is looked up (the pc written is the caller's).
+    if (ctx->from_caller && reg == HW_REG_RIP) *val = ctx->caller_ip - 1;
+    if (ctx->from_caller && reg == HW_REG_RSP) *val = ctx->caller_sp;
     return 0;
 }
 
@@ -285,6 +294,10 @@ static int unwind_libunwind(unwind_ctx *ctx, uint64_t *pcs, int max, bool *compl
     *complete = *by_cfi = false;
     pcs[n++] = ctx->sample->regs[HW_REG_RIP];
     uint64_t last_sp = ctx->sample->regs[HW_REG_RSP];
+    if (ctx->from_caller && n < max) {
+        pcs[n++] = ctx->caller_ip;
+        last_sp = ctx->caller_sp;
+    }
     ctx->last_sp = last_sp;
     if (unw_init_remote(&cursor, ctx->u->as, ctx) < 0) return n;
     while (n < max) {
@@ -321,9 +334,16 @@ static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     int n = 0;
     *complete = *by_cfi = false;
     pcs[n++] = ip;
+    bool exact = true;
+    if (ctx->from_caller && n < max) {
+        ip = ctx->caller_ip;
+        sp = last_cfa = ctx->caller_sp;
+        pcs[n++] = ip;
+        exact = false;
+    }
     // The innermost frame is looked up at its pc, the others just before
     // their return address (the call itself), as libunwind does.
-    for (uint64_t key = ip; n < max; key = ip - 1) {
+    for (uint64_t key = exact ? ip : ip - 1; n < max; key = ip - 1) {
         hw_cfi_rule r;
         if (!hw_cfi_rule_known(&ctx->u->rules, key, &r)) r = hw_cfi_rule_learn(&ctx->u->rules, module_for(ctx->u, key), key);
         if (r.kind == HW_CFI_END) { *complete = *by_cfi = true; break; }
@@ -429,14 +449,40 @@ static bool looks_like_frame(const unwind_ctx *ctx, uint64_t a) {
     return all_return_addresses(ctx->u, &ra, 1);
 }
 
+/// A sample taken at a function's `ret` has every callee-saved register
+/// back at its caller's value (the ABI's rule for a return) and the return
+/// address at the stack pointer. Its call-frame row can still name a save
+/// slot of rbp just below the stack pointer, where the epilogue popped it
+/// from: that word is outside every stack copy (it starts at the stack
+/// pointer), and both unwinders stopped there, showing the function and its
+/// caller as a stack of their own. The frame is stepped over by hand instead.
+static void step_over_ret(unwind_ctx *ctx) {
+    const hw_rec_sample *s = ctx->sample;
+    uint64_t ip = s->regs[HW_REG_RIP], sp = s->regs[HW_REG_RSP], ra;
+    const hw_module *m = module_for(ctx->u, ip);
+    uint8_t code[2];
+    if (!m || !read_module(m, ip, code, sizeof code)) return;
+    bool ret = code[0] == 0xc3 || code[0] == 0xc2 || (code[0] == 0xf3 && code[1] == 0xc3); // ret, ret imm16, rep ret
+    if (!ret || !stack_word(s, sp, &ra) || ra == 0) return;
+    uint64_t pop = code[0] == 0xc2 && read_module(m, ip + 1, code, sizeof code) ? (uint64_t)(code[0] | code[1] << 8) : 0;
+    ctx->from_caller = true;
+    ctx->caller_ip = ra;
+    ctx->caller_sp = sp + 8 + pop;
+}
+
 #define HW_FP_SCAN_BYTES 4096u  // how far above the stack pointer a frame pointer is looked for
 #define HW_FP_SCAN_TRIES 16     // candidates unwound at most
 
-int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max) {
+int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max, bool *reached_entry) {
+    bool ignored;
+    if (!reached_entry) reached_entry = &ignored;
+    *reached_entry = false;
     if (max <= 0) return 0;
-    unwind_ctx ctx = { u, sample, false, 0, 0 };
+    unwind_ctx ctx = { .u = u, .sample = sample };
+    step_over_ret(&ctx);
     bool complete, by_cfi;
     int n = unwind_with(&ctx, pcs, max, &complete, &by_cfi);
+    *reached_entry = complete;
     // A thread blocked in a syscall we did not wrap is known by /proc's stack
     // and instruction pointers only. A frame whose call-frame information
     // needs the frame pointer (Swift's, and any code built with frame
@@ -455,7 +501,9 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
     for (uint64_t a = (sp + 15) & ~(uint64_t)15; a - sp < HW_FP_SCAN_BYTES && tries < HW_FP_SCAN_TRIES; a += 16) {
         if (!looks_like_frame(&ctx, a)) continue;
         tries++;
-        unwind_ctx guess = { u, sample, true, a, 0 };
+        unwind_ctx guess = ctx;
+        guess.rbp_given = true;
+        guess.rbp = a;
         bool done, entry;
         int m = unwind_with(&guess, scratch, room, &done, &entry);
         // A dead frame left below the live one (a callee that returned), or a
@@ -475,6 +523,7 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
         memcpy(pcs, scratch, (size_t)m * sizeof *pcs);
         best = m;
         best_impossible = impossible;
+        *reached_entry = true; // only a guess that reached the entry is kept
     }
     return best;
 }

@@ -24,6 +24,12 @@ struct StackResolver {
             .map { $0.start...($0.end - 1) }
     }
 
+    /// The root of a sample whose copied stack ended before the stack did.
+    static let notFullyCaptured = "<stack not fully captured>"
+    /// The root of a sample whose unwind stopped short of the thread's entry
+    /// in a whole copy: its outermost frame is not the thread's root.
+    static let notFullyUnwound = "<stack not fully unwound>"
+
     private func inAgent(_ pc: UInt64) -> Bool { agentRanges.contains { $0.contains(pc) } }
 
     /// The program's own pcs of a sample, leaf first, each with whether it is
@@ -67,7 +73,9 @@ struct StackResolver {
         }
         var frames = programFrames(sample.stack)
         if sample.truncated || frames.isEmpty {
-            frames.insert(Frame(symbol: "<stack not fully captured>", image: ""), at: 0)
+            frames.insert(Frame(symbol: Self.notFullyCaptured, image: ""), at: 0)
+        } else if sample.unwindStopped {
+            frames.insert(Frame(symbol: Self.notFullyUnwound, image: ""), at: 0)
         }
         if let leaf { frames.append(leaf) }
         return WeightedStack(frames: frames, weight: sample.weight, waiting: sample.source != .signal)

@@ -52,7 +52,7 @@ extension CaptureCollector {
                 var shapes: [ThreadStateReader.OwnerShape: Int] = [:]
                 for (at, s) in samples.enumerated() {
                     shapes[ThreadStateReader.OwnerShape(stack: s.stack, source: s.source.rawValue, call: s.call,
-                                                        truncated: s.truncated)] = at
+                                                        truncated: s.truncated, unwindStopped: s.unwindStopped)] = at
                 }
                 reader.ownerShapes[key, default: [:]][owner] = shapes
             }

@@ -38,33 +38,42 @@ extension CaptureCollector {
         }
     }
 
+    /// How far one sample's unwind went.
+    struct Unwound {
+        /// How many pcs were written.
+        var count: Int
+        /// The chain ended at the thread's entry (not at a frame it could not
+        /// step past, a word outside the copy, or the frame limit).
+        var reachedEntry: Bool
+    }
+
     /// Unwinds a sample into `pcs`, first learning from the maps any image
     /// its pc falls in, then again if a return address lands outside every
-    /// known image (the unwinder stops or guesses there). Returns the count.
-    func unwindLearningModules(_ rec: UnsafePointer<hw_rec_sample>, into pcs: inout [UInt64]) -> Int32 {
+    /// known image (the unwinder stops or guesses there).
+    func unwindLearningModules(_ rec: UnsafePointer<hw_rec_sample>, into pcs: inout [UInt64]) -> Unwound {
         let generation = rec.pointee.generation
         let pc = withUnsafeBytes(of: rec.pointee.regs) { $0.load(fromByteOffset: Int(HW_REG_RIP) * 8, as: UInt64.self) }
         let current = moduleDiscovery.newestGeneration == generation
         if current, !moduleDiscovery.covers(pc, generation: generation) {
             learnModules(neededSince: rec.pointee.time_ns)
         }
-        var count = unwind(rec, into: &pcs)
-        let unwound = Int(max(count, 0))
+        var unwound = unwind(rec, into: &pcs)
         if current,
            !pcs.withUnsafeBufferPointer({
-               moduleDiscovery.coversAll(UnsafeBufferPointer(rebasing: $0.prefix(unwound)), generation: generation)
+               moduleDiscovery.coversAll(UnsafeBufferPointer(rebasing: $0.prefix(unwound.count)), generation: generation)
            }),
            learnModules(neededSince: rec.pointee.time_ns) > 0 {
-            count = unwind(rec, into: &pcs)
+            unwound = unwind(rec, into: &pcs)
         }
-        return count
+        return unwound
     }
 
-    private func unwind(_ rec: UnsafePointer<hw_rec_sample>, into pcs: inout [UInt64]) -> Int32 {
+    private func unwind(_ rec: UnsafePointer<hw_rec_sample>, into pcs: inout [UInt64]) -> Unwound {
         let max = Int32(pcs.count)
-        return unwinder(for: rec.pointee.generation).map { u in
-            pcs.withUnsafeMutableBufferPointer { hw_unwind_sample(u, rec, $0.baseAddress, max) }
-        } ?? 0
+        guard let u = unwinder(for: rec.pointee.generation) else { return Unwound(count: 0, reachedEntry: false) }
+        var reachedEntry = false
+        let count = pcs.withUnsafeMutableBufferPointer { hw_unwind_sample(u, rec, $0.baseAddress, max, &reachedEntry) }
+        return Unwound(count: Int(Swift.max(count, 0)), reachedEntry: reachedEntry)
     }
 
     /// Reads the maps (when `ModuleDiscovery` allows) and registers the new

@@ -24,6 +24,7 @@ final class ThreadStateReader {
         var source: UInt32
         var call: Int32
         var truncated: Bool
+        var unwindStopped: Bool
     }
 
     init(maxFrames: Int) { scratch = [UInt64](repeating: 0, count: maxFrames) }
@@ -129,12 +130,13 @@ extension CaptureCollector {
             }
             return
         }
-        let count = Int(max(unwindLearningModules(rec, into: &reader.scratch), 0))
+        let unwound = unwindLearningModules(rec, into: &reader.scratch)
         let stack = reader.scratch.withUnsafeBufferPointer {
-            run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(count)))
+            run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(unwound.count)))
         }
         let truncated = s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0
-        let shape = ThreadStateReader.OwnerShape(stack: stack, source: s.source, call: s.call, truncated: truncated)
+        let shape = ThreadStateReader.OwnerShape(stack: stack, source: s.source, call: s.call, truncated: truncated,
+                                                 unwindStopped: !unwound.reachedEntry)
         if let at = reader.ownerShapes[key]?[owner]?[shape], at < run.threadStates.ownerSamples[key]?[owner]?.count ?? 0 {
             run.threadStates.ownerSamples[key]?[owner]?[at].weight += ticks
             run.threadStates.ownerSamples[key]?[owner]?[at].timeNs = s.time_ns
@@ -142,7 +144,8 @@ extension CaptureCollector {
             return
         }
         let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
-                                    call: s.call, stack: stack, weight: ticks, truncated: truncated)
+                                    call: s.call, stack: stack, weight: ticks, truncated: truncated,
+                                    unwindStopped: !unwound.reachedEntry)
         let at = run.threadStates.ownerSamples[key]?[owner]?.count ?? 0
         run.threadStates.ownerSamples[key, default: [:]][owner, default: []].append(sample)
         reader.ownerShapes[key, default: [:]][owner, default: [:]][shape] = at

@@ -208,11 +208,14 @@ package final class CaptureCollector {
             currentBusy[s.tid] = key
             lastSampledPeriod = key
         }
-        let count = Int(max(unwindLearningModules(rec, into: &scratch), 0))
-        let stack = scratch.withUnsafeBufferPointer { run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(count))) }
+        let unwound = unwindLearningModules(rec, into: &scratch)
+        let stack = scratch.withUnsafeBufferPointer {
+            run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(unwound.count)))
+        }
         let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
                                     call: s.call, stack: stack, weight: 1,
-                                    truncated: s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0)
+                                    truncated: s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0,
+                                    unwindStopped: !unwound.reachedEntry)
         folds.add(sample, to: key, in: &run.samples)
     }
 

@@ -106,14 +106,21 @@ public struct CapturedSample: Sendable, Equatable {
     public var stack: Int32
     /// How many sampling ticks saw this same stack, source and call.
     public var weight: Int
+    /// The sampler's copy of the stack ended before the stack did.
     public var truncated: Bool
-    package init(timeNs: UInt64, source: Source, call: Int32, stack: Int32, weight: Int, truncated: Bool) {
+    /// The unwind stopped short of the thread's entry in a copy that held the
+    /// stack (a frame it could not step past, or the frame limit): the
+    /// report must not show its outermost frame as the thread's root.
+    public var unwindStopped: Bool
+    package init(timeNs: UInt64, source: Source, call: Int32, stack: Int32, weight: Int, truncated: Bool,
+                 unwindStopped: Bool = false) {
         self.timeNs = timeNs
         self.source = source
         self.call = call
         self.stack = stack
         self.weight = weight
         self.truncated = truncated
+        self.unwindStopped = unwindStopped
     }
 }
 

@@ -1,5 +1,5 @@
 /// Folds a busy period's samples as they arrive: ticks that saw the same
-/// stack the same way (source, call, truncation) become one weighted entry,
+/// stack the same way (source, call, where the stack stops) become one weighted entry,
 /// so a minutes-long hang holds one entry per distinct stack, not one per
 /// tick. Entries keep the order in which they were first seen, which is all
 /// the call-tree builder depends on (it merges frames by name and sorts
@@ -10,11 +10,20 @@ package struct SampleFolds {
         var source: UInt32
         var call: Int32
         var truncated: Bool
+        var unwindStopped: Bool
 
-        // Two words rather than four fields: this is hashed for every sample.
+        init(_ sample: CapturedSample) {
+            stack = sample.stack
+            source = sample.source.rawValue
+            call = sample.call
+            truncated = sample.truncated
+            unwindStopped = sample.unwindStopped
+        }
+
+        // Two words rather than five fields: this is hashed for every sample.
         func hash(into hasher: inout Hasher) {
             hasher.combine(UInt64(UInt32(bitPattern: stack)) << 32 | UInt64(source))
-            hasher.combine(UInt64(UInt32(bitPattern: call)) << 1 | (truncated ? 1 : 0))
+            hasher.combine(UInt64(UInt32(bitPattern: call)) << 2 | (truncated ? 1 : 0) | (unwindStopped ? 2 : 0))
         }
     }
 
@@ -33,9 +42,7 @@ package struct SampleFolds {
     /// Counts `sample` into busy period `key`'s entries in `samples`. One
     /// lookup of the period in each table: this runs for every sample.
     package mutating func add(_ sample: CapturedSample, to key: BusyKey, in samples: inout [BusyKey: [CapturedSample]]) {
-        let shape = Shape(stack: sample.stack, source: sample.source.rawValue, call: sample.call,
-                          truncated: sample.truncated)
-        Self.fold(sample, shape: shape, into: &samples[key, default: []], period: &periods[key, default: Period()])
+        Self.fold(sample, shape: Shape(sample), into: &samples[key, default: []], period: &periods[key, default: Period()])
     }
 
     private static func fold(_ sample: CapturedSample, shape: Shape, into list: inout [CapturedSample],
@@ -71,8 +78,7 @@ package struct SampleFolds {
         for key in periods.keys {
             var shapes: [Shape: Int] = [:]
             for (at, sample) in (samples[key] ?? []).enumerated() {
-                shapes[Shape(stack: sample.stack, source: sample.source.rawValue, call: sample.call,
-                             truncated: sample.truncated)] = at
+                shapes[Shape(sample)] = at
             }
             periods[key]?.shapes = shapes
         }

@@ -49,7 +49,7 @@ import Glibc
                 r[HW_REG_RSP] = rsp
             }
             var pcs = [UInt64](repeating: 0, count: 8)
-            let n = hw_unwind_sample(unwinder, sample, &pcs, 8)
+            let n = hw_unwind_sample(unwinder, sample, &pcs, 8, nil)
             exit(n == 1 && pcs[0] == ip ? 0 : 14)
         }
     }

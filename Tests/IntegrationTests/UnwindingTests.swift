@@ -24,6 +24,51 @@ extension Integration {
             #expect(tree.first(containing: "main") != nil)
         }
 
+        /// A sample at a function's `ret`: the call-frame row there still puts
+        /// rbp's save slot below the stack pointer, outside the copy, and the
+        /// caller's frame is found from rbp. Both unwinders stopped there, and
+        /// 63-70 % of this hang showed as a root `returning_spin → epilogue_step`
+        /// of its own (2026-12-03). Stepped over by hand, every sample reaches
+        /// main, and libunwind, under verification, agrees.
+        @Test func samplesAtAReturnUnwindToMain() throws {
+            let program = try SafetyProgram.build("return_spin")
+            let scratch = try TestPaths.scratch()
+            let report = scratch.appendingPathComponent("report.json").path
+            let result = try ProcessRunner.run(TestPaths.hangwatch, ["run", "-o", report, "--format", "json", "--", program.path],
+                                               environment: ["HANGWATCH_UNWIND_VERIFY": "1"])
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stderr.contains(" 0 differed"), "\(result.stderr)")
+            let data = try #require(FileManager.default.contents(atPath: report))
+            let hang = try #require(try JSONReport.decode(data).hangs.first)
+            let tree = try #require(hang.callTree)
+            let main = try #require(tree.first(containing: "main"), "\(tree.allSymbols)")
+            let step = try #require(main.first(containing: "epilogue_step"), "\(tree.allSymbols)")
+            #expect(step.weightMs >= 0.5 * tree.weightMs, "epilogue_step \(step.weightMs) of \(tree.weightMs) ms")
+            #expect(main.weightMs == tree.weightMs, "\(tree.weightMs - main.weightMs) ms outside main: \(tree.allSymbols)")
+            #expect(!tree.allSymbols.contains { $0.contains("not fully") }, "\(tree.allSymbols)")
+        }
+
+        /// An unwind stops at 256 frames. A stack deeper than that, copied whole,
+        /// is rooted at `<stack not fully unwound>` rather than at the outermost
+        /// frame kept, which would read as the thread's root; one shallower
+        /// reaches main with no mark.
+        @Test(arguments: [(200, false), (300, true)])
+        func anUnwindThatStopsShortIsMarkedAtTheRoot(frames: Int, stopsShort: Bool) throws {
+            let program = try SafetyProgram.build("deep_stack")
+            let run = try program.watched(["--frames", String(frames)])
+            let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
+            let tree = try #require(hang.callTree)
+            // (The report file keeps 200 levels of a tree: bottom_spin lies below them.)
+            #expect(Safety.symbols(hang).contains { $0.contains("descend_small") }, "\(tree.symbol)")
+            if stopsShort {
+                #expect(tree.symbol == "<stack not fully unwound>", "root \(tree.symbol)")
+                #expect(tree.first(containing: "main") == nil, "a stack cut at 256 frames cannot reach main")
+            } else {
+                #expect(!tree.allSymbols.contains { $0.contains("not fully") }, "root \(tree.symbol)")
+                #expect(tree.first(containing: "main") != nil)
+            }
+        }
+
         /// The flat rule table (cfi_rules.c) unwinds a sample only when every
         /// frame is of a common shape; libunwind checks each such unwind here
         /// (HANGWATCH_UNWIND_VERIFY=1) and must agree on every frame, the end

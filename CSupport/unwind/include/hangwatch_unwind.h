@@ -34,8 +34,11 @@ int hw_unwinder_add_module(hw_unwinder *u, const char *path, const uint8_t *imag
 
 /// Unwind one sample. Writes up to `max` program counters, innermost first,
 /// and returns how many. pcs[0] is the exact interrupted pc; the others are
-/// return addresses.
-int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max);
+/// return addresses. *reached_entry (when given) says whether the chain ended
+/// at the thread's entry (where the call-frame information ends it, or a zero
+/// return address); false when it stopped short (a frame it could not unwind,
+/// a stack word outside the copy, `max` frames): the report marks those.
+int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs, int max, bool *reached_entry);
 
 /// How the samples were unwound: every frame from the flat rule table, or
 /// by libunwind; and, under verification, how many flat unwinds libunwind
