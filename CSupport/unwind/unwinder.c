@@ -284,10 +284,26 @@ static bool stack_word(const hw_rec_sample *s, uint64_t addr, uint64_t *out) {
     return true;
 }
 
-/// Unwinds with libunwind; *complete says the chain ended where the call-frame
-/// information says it ends (the thread's entry: _start, clone), or at a
-/// zero return address, not at a register or a stack word we did not have.
-/// *by_cfi: it ended where the call-frame information says (the stricter).
+/// The flat table's rule for `key` (an exact pc, or a return address - 1).
+static hw_cfi_rule rule_at(hw_unwinder *u, uint64_t key) {
+    hw_cfi_rule r;
+    if (!hw_cfi_rule_known(&u->rules, key, &r)) r = hw_cfi_rule_learn(&u->rules, module_for(u, key), key);
+    return r;
+}
+
+/// Whether the call-frame information ends the chain at the outermost of
+/// `n` pcs (the thread's entry: _start, clone3), as the flat rules end it.
+static bool ends_at_entry(const unwind_ctx *ctx, const uint64_t *pcs, int n) {
+    bool exact = n == 1; // only pcs[0] is an interrupted pc; the others are return addresses
+    return rule_at(ctx->u, exact ? pcs[0] : pcs[n - 1] - 1).kind == HW_CFI_END;
+}
+
+/// Unwinds with libunwind; *by_cfi says the chain ended where the call-frame
+/// information ends it (the thread's entry: _start, clone3). *complete also
+/// takes libunwind's own ends without it (a zero frame pointer, a zero return
+/// address: musl's thread entries have no call-frame information), except
+/// where the frame pointer it saw was the placeholder 0 of a thread blocked in
+/// a system call (only /proc's sp and pc are known): that end is no end.
 static int unwind_libunwind(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, bool *by_cfi) {
     unw_cursor_t cursor;
     int n = 0;
@@ -300,14 +316,20 @@ static int unwind_libunwind(unwind_ctx *ctx, uint64_t *pcs, int max, bool *compl
     }
     ctx->last_sp = last_sp;
     if (unw_init_remote(&cursor, ctx->u->as, ctx) < 0) return n;
+    const hw_rec_sample *s = ctx->sample;
+    bool placeholder_bp = s->source == HW_SRC_BLOCKED_SYSCALL && !ctx->rbp_given && s->regs[HW_REG_RBP] == 0;
     while (n < max) {
         int step = unw_step(&cursor);
-        if (step == 0) { *complete = *by_cfi = true; break; }
+        if (step == 0) {
+            *by_cfi = ends_at_entry(ctx, pcs, n);
+            *complete = *by_cfi || !placeholder_bp;
+            break;
+        }
         if (step < 0) break;
         unw_word_t ip = 0, sp = 0;
         unw_get_reg(&cursor, UNW_REG_IP, &ip);
         unw_get_reg(&cursor, UNW_REG_SP, &sp);
-        if (ip == 0) { *complete = true; break; } // end of stack
+        if (ip == 0) { *complete = !placeholder_bp; break; } // a zero return address: end of stack
         if (sp < last_sp) break;                  // a corrupt frame going backwards
         last_sp = sp;
         pcs[n++] = ip;
@@ -344,8 +366,7 @@ static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
     // The innermost frame is looked up at its pc, the others just before
     // their return address (the call itself), as libunwind does.
     for (uint64_t key = exact ? ip : ip - 1; n < max; key = ip - 1) {
-        hw_cfi_rule r;
-        if (!hw_cfi_rule_known(&ctx->u->rules, key, &r)) r = hw_cfi_rule_learn(&ctx->u->rules, module_for(ctx->u, key), key);
+        hw_cfi_rule r = rule_at(ctx->u, key);
         if (r.kind == HW_CFI_END) { *complete = *by_cfi = true; break; }
         if (r.kind != HW_CFI_RSP && r.kind != HW_CFI_RBP) return -1;
         uint64_t cfa = (r.kind == HW_CFI_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off, ra, caller_bp = bp;
@@ -455,19 +476,25 @@ static bool looks_like_frame(const unwind_ctx *ctx, uint64_t a) {
 /// slot of rbp just below the stack pointer, where the epilogue popped it
 /// from: that word is outside every stack copy (it starts at the stack
 /// pointer), and both unwinders stopped there, showing the function and its
-/// caller as a stack of their own. The frame is stepped over by hand instead.
+/// caller as a stack of their own. The frame is stepped over by hand instead,
+/// when the word is a return address (right after a call): `push; ret` is a
+/// jump (retpolines, swapcontext), whose target is no caller. The caller's
+/// stack pointer is the one at its call (8 above), whatever `ret imm16`
+/// pops: its call-frame row describes that one.
 static void step_over_ret(unwind_ctx *ctx) {
     const hw_rec_sample *s = ctx->sample;
     uint64_t ip = s->regs[HW_REG_RIP], sp = s->regs[HW_REG_RSP], ra;
     const hw_module *m = module_for(ctx->u, ip);
-    uint8_t code[2];
-    if (!m || !read_module(m, ip, code, sizeof code)) return;
-    bool ret = code[0] == 0xc3 || code[0] == 0xc2 || (code[0] == 0xf3 && code[1] == 0xc3); // ret, ret imm16, rep ret
+    uint8_t op, next = 0;
+    if (!m || !read_module(m, ip, &op, 1)) return;
+    bool prefixed = (op == 0xf3 || op == 0xf2) && read_module(m, ip + 1, &next, 1); // rep ret, bnd ret
+    bool ret = op == 0xc3 || op == 0xc2 || (prefixed && (next == 0xc3 || next == 0xc2));
     if (!ret || !stack_word(s, sp, &ra) || ra == 0) return;
-    uint64_t pop = code[0] == 0xc2 && read_module(m, ip + 1, code, sizeof code) ? (uint64_t)(code[0] | code[1] << 8) : 0;
+    const hw_module *caller = module_for(ctx->u, ra);
+    if (!caller || !after_call(caller, ra)) return;
     ctx->from_caller = true;
     ctx->caller_ip = ra;
-    ctx->caller_sp = sp + 8 + pop;
+    ctx->caller_sp = sp + 8;
 }
 
 #define HW_FP_SCAN_BYTES 4096u  // how far above the stack pointer a frame pointer is looked for
@@ -482,7 +509,8 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
     step_over_ret(&ctx);
     bool complete, by_cfi;
     int n = unwind_with(&ctx, pcs, max, &complete, &by_cfi);
-    *reached_entry = complete;
+    // A stack of exactly `max` frames stops before its last rule is read.
+    *reached_entry = complete || (n == max && ends_at_entry(&ctx, pcs, n));
     // A thread blocked in a syscall we did not wrap is known by /proc's stack
     // and instruction pointers only. A frame whose call-frame information
     // needs the frame pointer (Swift's, and any code built with frame

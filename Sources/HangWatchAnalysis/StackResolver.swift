@@ -72,10 +72,12 @@ struct StackResolver {
             leaf = Frame(symbol: CallNames.name(of: sample.call), image: CallNames.libcImage)
         }
         var frames = programFrames(sample.stack)
-        if sample.truncated || frames.isEmpty {
+        if sample.truncated {
             frames.insert(Frame(symbol: Self.notFullyCaptured, image: ""), at: 0)
         } else if sample.unwindStopped {
             frames.insert(Frame(symbol: Self.notFullyUnwound, image: ""), at: 0)
+        } else if frames.isEmpty {
+            frames.insert(Frame(symbol: Self.notFullyCaptured, image: ""), at: 0)
         }
         if let leaf { frames.append(leaf) }
         return WeightedStack(frames: frames, weight: sample.weight, waiting: sample.source != .signal)
