@@ -159,15 +159,23 @@ static bool read_memory(uint64_t addr, void *out, size_t len) {
     return syscall(SYS_process_vm_readv, hw_g.pid, &local, 1ul, &remote, 1ul, 0ul) == (ssize_t)len;
 }
 
-static bool live_thread(pid_t tid, pid_t waiter) {
+/// Whether `tid` is a live thread of the process that may own the waiter's
+/// lock. `known`, the owner already watched, is taken as live without a look:
+/// its open /proc descriptors tell when it is gone (sample_owner, every
+/// poll), and do so even if its id is reused, where a path would not. That
+/// spares a path lookup per poll of a long wait (about a tenth of the
+/// watchdog's CPU beside a thread parked in pthread_join).
+static bool live_thread(pid_t tid, pid_t waiter, pid_t known) {
     if (tid <= 0 || tid == waiter || tid == __atomic_load_n(&hw_g.watchdog_tid, __ATOMIC_ACQUIRE)) return false;
+    if (tid == known) return true;
     char path[48];
     snprintf(path, sizeof path, "/proc/self/task/%d", (int)tid);
     return access(path, F_OK) == 0;
 }
 
-/// The owner of the futex at `addr` that `waiter` waits on with `op`, and how it was read.
-static uint32_t identify(uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner, uint32_t *word) {
+/// The owner of the futex at `addr` that `waiter` waits on with `op`, and how
+/// it was read; `known` is the owner watched now (0: none).
+static uint32_t identify(uint64_t addr, uint32_t op, pid_t waiter, pid_t known, pid_t *owner, uint32_t *word) {
     *owner = 0;
     uint32_t w[5];
     if (addr == 0 || (addr & 3) || !read_memory(addr, w, 4)) return HW_OWNER_NONE;
@@ -175,7 +183,7 @@ static uint32_t identify(uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner,
     switch (HW_FUTEX_CMD(op)) {
     case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2: case FUTEX_TRYLOCK_PI: {
         pid_t t = (pid_t)(w[0] & HW_TID_MASK);
-        if (live_thread(t, waiter)) { *owner = t; return HW_OWNER_PI; }
+        if (live_thread(t, waiter, known)) { *owner = t; return HW_OWNER_PI; }
         return HW_OWNER_NONE;
     }
     case FUTEX_WAIT: case FUTEX_WAIT_BITSET: {
@@ -184,12 +192,12 @@ static uint32_t identify(uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner,
             uint32_t kind = w[4];
             bool robust = kind & 16u;
             bool locked = w[0] == 1 || w[0] == 2 || (robust && (w[0] & HW_TID_MASK) == w[2]);
-            if (locked && w[3] >= 1 && (kind & ~0x3f0u) <= 3 && live_thread((pid_t)w[2], waiter)) {
+            if (locked && w[3] >= 1 && (kind & ~0x3f0u) <= 3 && live_thread((pid_t)w[2], waiter, known)) {
                 *owner = (pid_t)w[2];
                 return HW_OWNER_MUTEX;
             }
         }
-        if (live_thread((pid_t)w[0], waiter)) { *owner = (pid_t)w[0]; return HW_OWNER_WORD_TID; }
+        if (live_thread((pid_t)w[0], waiter, known)) { *owner = (pid_t)w[0]; return HW_OWNER_WORD_TID; }
         return HW_OWNER_NONE;
     }
     default:
@@ -418,7 +426,8 @@ void hw_lock_tick(hw_slot *slot, const hw_thread_probe *probe, uint64_t now) {
     if (!w->active || addr != w->addr || now - w->checked_ns >= HW_RECHECK_NS) {
         pid_t owner;
         uint32_t word = 0;
-        uint32_t how = identify(addr, op, slot->session.os_tid, &owner, &word);
+        pid_t known = w->active && w->owner_open && addr == w->addr ? w->owner : 0;
+        uint32_t how = identify(addr, op, slot->session.os_tid, known, &owner, &word);
         bool changed = !w->active || addr != w->addr || owner != w->owner || how != w->how;
         if (changed && w->owner) close_owner(w, index);
         w->active = true;

@@ -260,7 +260,7 @@ void hw_watchdog_wake(void) {
 // weights stay exact. A thread that moves is seen at most stride - 1 ms late
 // (only after a second or more in one place for the longest stride); the
 // hang's duration comes from the heartbeat, never from the polls.
-#define HW_STEADY_TICKS 64u
+#define HW_STEADY_TICKS 16u
 #define HW_STEADY_FIRST_STRIDE 4u
 #define HW_STEADY_MAX_STRIDE 16u
 
