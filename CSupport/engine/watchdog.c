@@ -258,8 +258,13 @@ void hw_watchdog_wake(void) {
 // further HW_STEADY_TICKS unchanged polls double the stride, up to
 // HW_STEADY_MAX_STRIDE. Each repeat record stands for the ticks it skipped, so
 // weights stay exact. A thread that moves is seen at most stride - 1 ms late
-// (only after a second or more in one place for the longest stride); the
-// hang's duration comes from the heartbeat, never from the polls.
+// (only after 208 ms or more in one place for the longest stride); the
+// hang's duration comes from the heartbeat, never from the polls. 16 polls
+// (64 until 2026-12-03, which took 832 ms to the longest stride): beside a
+// main thread parked 2 s in pthread_join the watchdog woke 159 times
+// instead of 263 (its CPU 26.8 ms, from 34.1). A thread that ran meanwhile
+// is not steady whatever the stride: the kernel's samples of it reset the
+// count (take_sample).
 #define HW_STEADY_TICKS 16u
 #define HW_STEADY_FIRST_STRIDE 4u
 #define HW_STEADY_MAX_STRIDE 16u
