@@ -36,7 +36,8 @@ package struct HangStateAnalysis {
             let measured = Self.checked(read, ticks: fallback, ticksComplete: complete)
             cpuMs = measured.cpuShare * durationMs
             runnableMs = measured.runqShare.map { $0 * durationMs }
-            kind = Self.kind(measured, ticks: fallback, ticksComplete: complete)
+            kind = Self.kind(measured, ticks: fallback, ticksComplete: complete,
+                             blockedTicksComplete: Self.ticksComplete(of: key.tid, in: run, runningLossesToo: false))
             blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
         }
         guard kind != .cpu, let call = blockedIn else { return }
@@ -100,19 +101,31 @@ package struct HangStateAnalysis {
     /// tick asleep in a CPU hang is not rare (a page fault waiting on the
     /// disk or the memory map's lock is a blocked state): CI called a 420 ms
     /// CPU hang `mixed` while its VM lost CPU time.
-    package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool) -> HangKind {
+    ///
+    /// `blockedTicksComplete` (default: `ticksComplete`) says whether every
+    /// tick that found the thread asleep is there, though ticks that found it
+    /// running may be lost (the kernel's ring read too late, as a watchdog
+    /// short of CPU time is: running samples only ever go there). Then the
+    /// share of ticks asleep is an upper bound, and one under a fifth still
+    /// says CPU work (CI called a Swift CPU hang `mixed` while its VM lost CPU
+    /// time, 2026-12-03).
+    package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool,
+                             blockedTicksComplete: Bool? = nil) -> HangKind {
         let active = measured.cpuShare + (measured.runqShare ?? 0)
         if active >= cpuShare { return .cpu }
         if active <= blockedShare { return .blocked }
-        guard ticksTell(ticks, complete: ticksComplete) else { return .mixed }
+        guard ticksTell(ticks, complete: blockedTicksComplete ?? ticksComplete) else { return .mixed }
         return Double(ticks.blockedTicks) < Double(ticks.ticks) * (1 - cpuShare) ? .cpu : .mixed
     }
 
     /// Whether the ticks can be trusted to show sleep: none of the thread's was
     /// left unsampled (its state unreadable, or stopped or traced), and no
-    /// sample was lost (a full ring, the kernel's ring read too late).
-    static func ticksComplete(of tid: Int32, in run: CapturedRun) -> Bool {
-        let losses = [HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_KERNEL_SAMPLES_LOST.rawValue, HW_NOTE_SAMPLES_MISSED.rawValue]
+    /// sample was lost (a full ring, the kernel's ring read too late). Without
+    /// `runningLossesToo`, the kernel's lost samples (all of a running thread)
+    /// do not count: the ticks asleep are all there.
+    static func ticksComplete(of tid: Int32, in run: CapturedRun, runningLossesToo: Bool = true) -> Bool {
+        let losses = [HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_SAMPLES_MISSED.rawValue]
+            + (runningLossesToo ? [HW_NOTE_KERNEL_SAMPLES_LOST.rawValue] : [])
         return run.droppedRecords == 0 && run.abandonedRecords == 0
             && !run.notes.contains { $0.tid == tid && losses.contains($0.code) }
     }

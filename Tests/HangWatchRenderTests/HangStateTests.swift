@@ -34,8 +34,10 @@ import Testing
     }
 
     @Test func stolenTimeIsNotSleep() {
-        func kind(_ shares: HangStateAnalysis.Shares, running: Int, blocked: Int, complete: Bool = true) -> HangKind {
-            HangStateAnalysis.kind(shares, ticks: Self.ticks(running: running, blocked: blocked), ticksComplete: complete)
+        func kind(_ shares: HangStateAnalysis.Shares, running: Int, blocked: Int, complete: Bool = true,
+                  blockedComplete: Bool? = nil) -> HangKind {
+            HangStateAnalysis.kind(shares, ticks: Self.ticks(running: running, blocked: blocked), ticksComplete: complete,
+                                   blockedTicksComplete: blockedComplete)
         }
         let shares = HangStateAnalysis.Shares(cpuShare: 0.65, runqShare: 0.05)
         #expect(kind(shares, running: 200, blocked: 0) == .cpu)
@@ -48,6 +50,11 @@ import Testing
         #expect(kind(shares, running: 200, blocked: 49) == .cpu)
         // Ticks left unsampled or samples lost: they cannot show the sleep.
         #expect(kind(shares, running: 200, blocked: 0, complete: false) == .mixed)
+        #expect(kind(shares, running: 200, blocked: 0, complete: false, blockedComplete: false) == .mixed)
+        // Only running ticks lost (the kernel's ring read late): the ticks asleep
+        // are all there, and their share of what is left is an upper bound.
+        #expect(kind(shares, running: 200, blocked: 10, complete: false, blockedComplete: true) == .cpu)
+        #expect(kind(shares, running: 150, blocked: 50, complete: false, blockedComplete: true) == .mixed)
         // Too few ticks to tell.
         #expect(kind(shares, running: 20, blocked: 0) == .mixed)
         // A blocked share is never taken for steal; a CPU share needs no ticks.
