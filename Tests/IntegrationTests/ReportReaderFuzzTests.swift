@@ -89,13 +89,17 @@ extension Integration {
             }
         }
 
-        @Test func mutatedReportsNeverCrashTheReaderFiltersOrRenderers() throws {
-            let original = try DemoReports.standard.get().report
-            let valid = try [UInt8](Data(contentsOf: URL(fileURLWithPath: DemoReports.file(DemoReports.standard))))
-            var random = SplitMix(seed: 0x4841_4E47)
+        /// What one lane of the fuzz saw.
+        struct LaneCounts: Sendable {
             var decoded = 0, refused = 0, unchanged = 0
             var byMutation: [String: (decoded: Int, refused: Int)] = [:]
-            for round in 0..<Self.iterations {
+        }
+
+        /// Rounds `lane`, `lane + lanes`, ... of the fuzz, on their own seeded stream.
+        static func fuzzLane(_ lane: Int, of lanes: Int, valid: [UInt8], original: Report) throws -> LaneCounts {
+            var random = SplitMix(seed: 0x4841_4E47 &+ UInt64(lane))
+            var counts = LaneCounts()
+            for round in stride(from: lane, to: Self.iterations, by: lanes) {
                 let mutation = ReportMutation.allCases[round % ReportMutation.allCases.count]
                 let bytes = mutation.apply(to: valid, &random)
                 // Only the reader may refuse, and only with a ReportFileError; anything
@@ -104,21 +108,44 @@ extension Integration {
                 do {
                     report = try JSONReport.decode(Data(bytes))
                 } catch is ReportFileError {
-                    refused += 1
-                    byMutation["\(mutation)", default: (0, 0)].refused += 1
+                    counts.refused += 1
+                    counts.byMutation["\(mutation)", default: (0, 0)].refused += 1
                     // A refused input is one that is not the valid file.
                     #expect(bytes != valid, "\(mutation) round \(round): the unmodified file was refused")
                     continue
                 }
                 // Rendering errors are not caught here: they fail the test.
                 try Self.exercise(report, against: original)
-                decoded += 1
-                if bytes == valid { unchanged += 1 }
-                byMutation["\(mutation)", default: (0, 0)].decoded += 1
+                counts.decoded += 1
+                if bytes == valid { counts.unchanged += 1 }
+                counts.byMutation["\(mutation)", default: (0, 0)].decoded += 1
                 // Truncation to under half the file cannot leave a complete report.
                 if mutation == .truncate {
                     #expect(bytes.count == valid.count || bytes.count > valid.count / 2,
                             "round \(round): a report cut to \(bytes.count) of \(valid.count) bytes was accepted")
+                }
+            }
+            return counts
+        }
+
+        // Two lanes, one per core of the CI machine: the rounds are independent, and
+        // one lane took 24 s of a serial CI run (2026-12-04).
+        @Test func mutatedReportsNeverCrashTheReaderFiltersOrRenderers() async throws {
+            let original = try DemoReports.standard.get().report
+            let valid = try [UInt8](Data(contentsOf: URL(fileURLWithPath: DemoReports.file(DemoReports.standard))))
+            let lanes = 2
+            let all = try await withThrowingTaskGroup(of: LaneCounts.self) { group in
+                for lane in 0..<lanes {
+                    group.addTask { try Self.fuzzLane(lane, of: lanes, valid: valid, original: original) }
+                }
+                return try await group.reduce(into: [LaneCounts]()) { $0.append($1) }
+            }
+            let decoded = all.reduce(0) { $0 + $1.decoded }, refused = all.reduce(0) { $0 + $1.refused }
+            let unchanged = all.reduce(0) { $0 + $1.unchanged }
+            let byMutation = all.reduce(into: [String: (decoded: Int, refused: Int)]()) { merged, lane in
+                for (kind, counts) in lane.byMutation {
+                    merged[kind, default: (0, 0)].decoded += counts.decoded
+                    merged[kind, default: (0, 0)].refused += counts.refused
                 }
             }
             #expect(decoded + refused == Self.iterations)

@@ -3,13 +3,14 @@ import HangWatchTestSupport
 import Testing
 
 extension Integration {
-    /// The 60-second version of `Scripts/soak.sh` (issue 8): a program churning
+    /// The 40-second version of `Scripts/soak.sh` (issue 8; 60 s until 2026-12-04, cut
+    /// to keep CI under 15 minutes: the 10-minute run is in BENCHMARKS.md): a program churning
     /// threads, fork/exec, dlopen/dlclose, malloc and signals, with real hangs
     /// in its main loop, sampled at 1 kHz.
     @Suite struct Soak {
-        @Test func sixtySecondSoak() throws {
+        @Test func fortySecondSoak() throws {
             let script = TestPaths.packageRoot.appendingPathComponent("Scripts/soak.sh").path
-            let result = try ProcessRunner.run("/bin/sh", [script, "60"], environment: ["HANGWATCH": TestPaths.hangwatch],
+            let result = try ProcessRunner.run("/bin/sh", [script, "40"], environment: ["HANGWATCH": TestPaths.hangwatch],
                                                timeout: 240)
             let lines = result.stdout.split(separator: "\n").map(String.init)
             func figure(_ label: String) -> Int? {
