@@ -308,6 +308,31 @@ for ((i = 0; i < 3; i++)); do "$TMP/heartbeat_loop" --call clock --iters 1000000
 RESULT[c_clock]=$(calc "$(field "$TMP/c_clock.txt" loop_ns | median) / 10000000")
 printf '  floor: one clock_gettime(CLOCK_MONOTONIC) costs %s ns here; the heartbeat reads it twice (%s ns)\n' \
     "$(fmt 1 "${RESULT[c_clock]}")" "$(fmt 1 "$(calc "2 * ${RESULT[c_clock]}")")"
+# The runs above differ by 60-90 ns from run to run, more than the heartbeat costs. Paired inside
+# one process (heartbeat_loop --paired): blocks of waits through libc, which hangwatch interposes,
+# alternate with blocks of the same waits made by the syscall instruction, which nothing
+# interposes; the median per-round gap, under hangwatch less the same gap plain (libc's own
+# wrapper), is what hangwatch adds to a wait, with the kernel's work cancelled in each round.
+for ((i = 0; i < 3; i++)); do
+    for call in epoll poll; do
+        "$TMP/heartbeat_loop" --paired 2000 --call $call --idle-thread --out "$TMP/cp_plain_$call.txt"
+        "$HW" run -o /dev/null -- "$TMP/heartbeat_loop" --paired 2000 --call $call --out "$TMP/cp_hw_$call.txt"
+    done
+    "$TMP/heartbeat_loop" --call tsc --iters 10000000 --out "$TMP/c_tsc.txt"
+done
+RESULT[c_tsc]=$(calc "$(field "$TMP/c_tsc.txt" loop_ns | median) / 10000000")
+printf '  paired in one process (2000 rounds of 500 waits through libc and 500 raw; 3 runs each):\n'
+for call in epoll poll; do
+    cp_plain=$(field "$TMP/cp_plain_$call.txt" paired_diff_ns | median)
+    cp_hw=$(field "$TMP/cp_hw_$call.txt" paired_diff_ns | median)
+    RESULT[c_${call}_unpaired]=${RESULT[c_$call]}
+    RESULT[c_$call]=$(calc "$cp_hw - $cp_plain")
+    printf '    %-6s libc - raw, plain: %s ns; under hangwatch: %s ns  => hangwatch adds %s ns a wait\n' "$call:" \
+        "$(field "$TMP/cp_plain_$call.txt" paired_diff_ns | tr '\n' ' ' | sed 's/ $//')" \
+        "$(field "$TMP/cp_hw_$call.txt" paired_diff_ns | tr '\n' ' ' | sed 's/ $//')" "$(fmt 1 "${RESULT[c_$call]}")"
+done
+printf '  floor: one rdtsc (the heartbeat'"'"'s clock, read at both ends of a wait) costs %s ns here (%s ns twice)\n' \
+    "$(fmt 1 "${RESULT[c_tsc]}")" "$(fmt 1 "$(calc "2 * ${RESULT[c_tsc]}")")"
 section_end c
 echo
 
@@ -547,8 +572,10 @@ printf '  %-44s %12s %9s %8s  %s\n' "    per wake-up: the watchdog's / a bare on
     "$(fmt 1 "${RESULT[b10_per_wake]}") µs" "" "" "($(fmt 1 "${RESULT[wake_floor]}") µs, no hangwatch)"
 row "(c) heartbeat per iteration, epoll_wait" "$(fmt 1 "${RESULT[c_epoll]}") ns" "≤ 30 ns" "≤ 20 ns" "${RESULT[c_epoll]}" 30 20 c
 printf '  %-44s %12s %9s %8s  %s\n' "    same, poll" "$(fmt 1 "${RESULT[c_poll]}") ns" "≤ 30 ns" "≤ 20 ns" "$(verdict "${RESULT[c_poll]}" 30 20)$(noisy c)"
+printf '  %-44s %12s %9s %8s  %s\n' "    epoll_wait, separate runs (before 12-04)" "$(fmt 1 "${RESULT[c_epoll_unpaired]}") ns" "" "" "(spread 60-90 ns)"
 printf '  %-44s %12s %9s %8s  %s\n' "    before: epoll_wait, --heartbeat-clock vdso" "$(fmt 1 "${RESULT[c_epoll_vdso]}") ns" "" "" "(same run)"
 printf '  %-44s %12s %9s %8s  %s\n' "    epoll_wait vs single-threaded plain" "$(fmt 1 "${RESULT[c_epoll_raw]}") ns" "" "" "(info)"
+printf '  %-44s %12s %9s %8s  %s\n' "    floor: 2 × rdtsc" "$(fmt 1 "$(calc "2 * ${RESULT[c_tsc]}")") ns" "" "" "(no hangwatch)"
 printf '  %-44s %12s %9s %8s  %s\n' "    floor: 2 × clock_gettime" "$(fmt 1 "$(calc "2 * ${RESULT[c_clock]}")") ns" "" "" "(no hangwatch)"
 row "(d) per sample, sampled thread / signal floor" "$([[ ${RESULT[d_ratio]} == n/a ]] && echo n/a || echo "$(fmt 2 "${RESULT[d_ratio]}")×")" "≤ 1.5×" "≤ 1×" "${RESULT[d_ratio]}" 1.5 1 d
 printf '  %-44s %12s %9s %8s  %s\n' "    sampled thread, kernel sampler (paired)" "$(fmt 2 "${RESULT[d_thread]}") µs" "" "" "(info)"
