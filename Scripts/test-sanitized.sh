@@ -21,7 +21,7 @@ CONFIG=${CONFIG:-release}
 # BlockedWaits is left to the normal suite: under the ASan build one of its call-tree shape checks (poll
 # under its caller) failed once while no sanitizer report was written; this job looks for memory errors.
 # Soak too: under ASan's slowdown its hang-matching (±tolerance) saw one stretched hang as phantom+lost, twice.
-DEFAULT_FILTER='(HostSafety[A-Za-z]*|WrapperSafety|ModuleDiscovery|RunLoopHang[A-Za-z]*|CPrograms|CrashSafety|MainQueue|MainQueueProbe|LoopThreads|SignalOwnership|FrameLoop[A-Za-z]*|Launch)/'
+DEFAULT_FILTER='(HostSafety[A-Za-z]*|WrapperSafety|ModuleDiscovery|RunLoopHang[A-Za-z]*|CPrograms|CrashSafety|MainQueue|MainQueueProbe|LoopThreads|SignalOwnership|FrameLoop[A-Za-z]*|Launch|SamplingStride)/'
 FILTER=${1:-$DEFAULT_FILTER}
 # Tests that measure the agent's CPU cost: ASan's instrumentation adds to the
 # watchdog's, and the idle-cost threshold (2 % of a core) has little headroom

@@ -63,6 +63,10 @@ typedef struct hw_session {
     uint32_t requested;
     uint32_t unsampled;        // ticks with the thread's state unreadable
     uint32_t steady;           // consecutive polls that found the same blocked stack
+    uint32_t running;          // consecutive polls that found it running, the kernel sampling it
+    uint64_t mark_ns;          // a poll a stride may follow (watchdog.c, edges); 0: none
+    uint64_t mark_active_ns;   // the thread's CPU plus run-queue time at that poll
+    bool mark_blocked;         // that poll found it blocked and sampled it (else running)
     uint32_t repeat_extra;     // ticks beyond one since the previous tick (set by the watchdog)
     pid_t os_tid;              // thread the session samples
     bool signal_blocked;       // the thread blocks SIGPROF: no signals this session
@@ -212,11 +216,15 @@ static inline void hw_signal_count_program(void) {
 }
 
 // sampler_stack.c
+/// What a blocked thread's poll wrote: nothing (the log was full), a new
+/// sample, or a repeat of the latest one.
+enum hw_blocked_write { HW_BLOCKED_NONE, HW_BLOCKED_NEW, HW_BLOCKED_REPEAT };
 /// Take a sample of a thread blocked in an interposed wait from the registers
 /// its wrapper saved in `regs` (watchdog thread; `gen` is the wait's generation).
-void hw_sample_blocked_wrapper(hw_slot *slot, const uint64_t regs[HW_REG_COUNT], uint32_t call, uint64_t gen);
+enum hw_blocked_write hw_sample_blocked_wrapper(hw_slot *slot, const uint64_t regs[HW_REG_COUNT], uint32_t call,
+                                                uint64_t gen);
 /// Take a sample of a thread blocked in another syscall (sp/pc only).
-void hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t sp, uint64_t pc);
+enum hw_blocked_write hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t sp, uint64_t pc);
 /// SIGNAL-SAFE. Write one sample record for `slot` from registers and the
 /// calling thread's own stack (the SIGPROF handler samples itself).
 void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
@@ -249,6 +257,7 @@ typedef void (*hw_perf_sample_fn)(void *ctx, uint64_t time_ns, const uint64_t re
 /// Hand each sample taken since the last drain to `fn` (NULL: discard them).
 /// Returns how many there were.
 uint32_t hw_perf_drain(hw_perf_ring *r, hw_perf_sample_fn fn, void *ctx);
+
 /// How many samples a drain would hand over now (nothing is consumed).
 uint32_t hw_perf_pending(hw_perf_ring *r);
 /// Copy up to `len` bytes of a sample's stack (from its stack pointer up) to `dst`.
@@ -316,6 +325,9 @@ uint64_t hw_stamp_ns(bool *from_tsc);
 bool hw_thread_cpu_ns(pid_t tid, uint64_t *cpu_ns);
 void hw_cpu_session_start(hw_slot *slot);
 void hw_cpu_tick(hw_slot *slot, uint64_t now);
+/// The session thread's CPU time plus its run-queue wait so far: all the time
+/// it spent not blocked. False when unreadable (the thread is gone).
+bool hw_cpu_active_ns(const hw_slot *slot, uint64_t *active_ns);
 void hw_cpu_session_end(hw_slot *slot);
 
 // lock_owner.c: who holds the futex a busy thread waits on (watchdog only),

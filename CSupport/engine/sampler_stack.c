@@ -97,7 +97,7 @@ static uint64_t own_queue_slice_len(uint64_t sp, uint32_t *flags, stack_copy *ho
 
 // SIGNAL-SAFE when `how` is COPY_OWN_STACK: reserve, memcpy (process_vm_readv on
 // the alternate stack and for the main-queue slot), commit.
-static void write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
+static bool write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                          uint64_t time_ns, stack_copy how) {
     uint64_t sp = regs[HW_REG_RSP];
     uint32_t flags = 0;
@@ -112,7 +112,7 @@ static void write_sample(hw_slot *slot, uint32_t source, int call, const uint64_
     }
     uint64_t busy_seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
     hw_rec_sample *rec = hw_sample_reserve(slot->tid, busy_seq, source, call, regs, time_ns, len);
-    if (!rec) return;
+    if (!rec) return false;
     if (len && how == COPY_OWN_STACK) {
         __builtin_memcpy(rec->stack, (const void *)(uintptr_t)sp, len);
     } else if (len) {
@@ -123,12 +123,13 @@ static void write_sample(hw_slot *slot, uint32_t source, int call, const uint64_
         len = copied;
     }
     hw_sample_commit(rec, flags, len);
+    return true;
 }
 
 // SIGNAL-SAFE.
 void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                      uint64_t time_ns) {
-    write_sample(slot, source, call, regs, time_ns, COPY_OWN_STACK);
+    (void)write_sample(slot, source, call, regs, time_ns, COPY_OWN_STACK);
 }
 
 void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks) {
@@ -155,42 +156,52 @@ void hw_write_note(pid_t tid, uint32_t code, uint64_t value) {
 // Watchdog thread: the target sits in an interposed wait, and `regs` are the
 // registers its wrapper saved (copied out of the slot under its generation).
 // One long wait has one stack: after the first copy, repeats are counted.
-void hw_sample_blocked_wrapper(hw_slot *slot, const uint64_t regs[HW_REG_COUNT], uint32_t call, uint64_t gen) {
+enum hw_blocked_write hw_sample_blocked_wrapper(hw_slot *slot, const uint64_t regs[HW_REG_COUNT], uint32_t call,
+                                                uint64_t gen) {
     hw_session *ses = &slot->session;
     uint64_t now = hw_now_ns();
     if (ses->last_was_blocked && ses->last_blocked_gen == gen) {
         ses->steady++;
         hw_write_repeat(slot, now, ses->repeat_extra);
-        return;
+        return HW_BLOCKED_REPEAT;
     }
     ses->steady = 0;
-    write_sample(slot, HW_SRC_BLOCKED_WRAPPER, (int)call, regs, now, COPY_OTHER_STACK);
+    // A sample the log had no room for: nothing for a repeat to stand on.
+    if (!write_sample(slot, HW_SRC_BLOCKED_WRAPPER, (int)call, regs, now, COPY_OTHER_STACK)) {
+        ses->last_was_blocked = false;
+        return HW_BLOCKED_NONE;
+    }
     // If the wait ended during the copy the record may mix two stacks; only
     // trust the dedup state when the wait held still throughout.
     ses->last_was_blocked = __atomic_load_n(&slot->blocked_gen, __ATOMIC_ACQUIRE) == gen;
     ses->last_blocked_gen = gen;
+    return HW_BLOCKED_NEW;
 }
 
 // Watchdog thread: blocked in a syscall we did not interpose (read, futex,
 // waitpid...). /proc gave us its stack and instruction pointers; the other
 // registers are unknown, so the reader's unwind of these may stop early.
-void hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t sp, uint64_t pc) {
+enum hw_blocked_write hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t sp, uint64_t pc) {
     hw_session *ses = &slot->session;
     uint64_t now = hw_now_ns();
     if (ses->last_was_blocked && ses->last_sys_nr == nr && ses->last_sys_sp == sp
         && ses->last_sys_pc == pc && ses->last_blocked_gen == UINT64_MAX) {
         ses->steady++;
         hw_write_repeat(slot, now, ses->repeat_extra);
-        return;
+        return HW_BLOCKED_REPEAT;
     }
     uint64_t regs[HW_REG_COUNT] = {0};
     regs[HW_REG_RSP] = sp;
     regs[HW_REG_RIP] = pc;
     ses->steady = 0;
-    write_sample(slot, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int)nr, regs, now, COPY_OTHER_STACK);
+    if (!write_sample(slot, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int)nr, regs, now, COPY_OTHER_STACK)) {
+        ses->last_was_blocked = false;
+        return HW_BLOCKED_NONE;
+    }
     ses->last_was_blocked = true;
     ses->last_blocked_gen = UINT64_MAX; // marks "syscall" dedup state
     ses->last_sys_nr = nr;
     ses->last_sys_sp = sp;
     ses->last_sys_pc = pc;
+    return HW_BLOCKED_NEW;
 }

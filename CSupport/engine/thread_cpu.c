@@ -84,6 +84,15 @@ void hw_cpu_tick(hw_slot *slot, uint64_t now) {
     if (w->open && w->os_tid > 0 && now - w->last_ns >= HW_CPU_PERIOD_NS) write_reading(slot, w, now);
 }
 
+bool hw_cpu_active_ns(const hw_slot *slot, uint64_t *active_ns) {
+    const struct cpu_watch *w = &watches[slot - hw_g.slots];
+    uint64_t cpu, runq;
+    if (!w->open || w->os_tid <= 0 || !hw_thread_cpu_ns(w->os_tid, &cpu)) return false;
+    if ((runq = runq_ns(w->schedstat_fd)) == UINT64_MAX) return false;
+    *active_ns = cpu + runq;
+    return true;
+}
+
 void hw_cpu_session_end(hw_slot *slot) {
     struct cpu_watch *w = watch_of(slot);
     if (!w->open) return;

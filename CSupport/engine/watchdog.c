@@ -129,9 +129,83 @@ static void thread_gone(hw_slot *slot) {
     hw_slot_release(slot, true);
 }
 
+// A thread the kernel samples while it runs needs no poll per tick: its
+// samples come without the watchdog, which only drains them. Once it has
+// been found running HW_RUNNING_TICKS polls in a row, the watchdog polls
+// every HW_RUNNING_STRIDE ticks (a 64-page ring holds 10 samples of the
+// largest stack copy: a 4-tick stride leaves room for a late poll). Over a
+// 2 s CPU hang this took the watchdog's CPU from about 120 ms to 45 ms
+// (2026-12-04): it was the largest cost of a hang to the program after the
+// samples themselves.
+#define HW_RUNNING_TICKS 16u
+#define HW_RUNNING_STRIDE 4u
+
+// The edges of a stride. A stride's poll stands for the ticks since the
+// poll before, but a thread can change between running and blocked inside
+// it, and the ticks it was blocked were lost: up to 3 of each 20 ms sleep
+// after a steady stride (12-19 ms of 121 ms, Tests/safety/spin_then_block.c).
+// A poll a stride may follow marks the thread's CPU plus run-queue time
+// (thread_cpu.c; neither grows while it is blocked); the next poll reads it
+// again, so it knows how long since the mark the thread was not blocked:
+//  - marked blocked, now running (or it ran): it was blocked from the mark
+//    until it woke, that long before now; those ticks go to the blocked
+//    stack, written before the kernel samples drained here (a repeat stands
+//    for the latest sample);
+//  - marked running, now blocked: it ran that long after the mark and has
+//    been blocked since; the new blocked sample stands for those ticks.
+// One change per stride is assumed; a thread that changed twice inside one
+// (under 4 ms) gets its blocked ticks at the later stack, or loses some, as
+// with any tick-based sampler. With no reading (the thread gone), no credit.
+#define HW_EDGE_NONE UINT32_MAX
+
+/// Ticks of this poll's span (1 + repeat_extra, from the mark to now) the
+/// thread spent blocked, from the marked reading: HW_EDGE_NONE when unknown.
+static uint32_t blocked_ticks_since_mark(hw_slot *slot, uint64_t now, bool *ran_since) {
+    hw_session *ses = &slot->session;
+    uint64_t active, period = hw_g.config.sample_period_ns;
+    *ran_since = false;
+    if (!ses->mark_ns || !ses->repeat_extra || !period || now <= ses->mark_ns || !hw_cpu_active_ns(slot, &active))
+        return HW_EDGE_NONE;
+    uint64_t ran = active > ses->mark_active_ns ? active - ses->mark_active_ns : 0;
+    *ran_since = ran > 0;
+    uint64_t span = now - ses->mark_ns, blocked = span > ran ? span - ran : 0;
+    uint64_t ticks = (blocked + period / 2) / period;
+    return ticks > 1u + ses->repeat_extra ? 1u + ses->repeat_extra : (uint32_t)ticks;
+}
+
+/// Marks this poll for the edges of the stride that may follow it.
+static void mark_poll(hw_slot *slot, bool blocked) {
+    hw_session *ses = &slot->session;
+    ses->mark_ns = 0;
+    uint64_t active;
+    if (!hw_cpu_active_ns(slot, &active)) return;
+    ses->mark_ns = hw_now_ns();
+    ses->mark_active_ns = active;
+    ses->mark_blocked = blocked;
+}
+
+static uint32_t steady_stride(uint32_t polls); // a thread parked in one place (below)
+
+/// The poll stride a thread running under the kernel sampler for `polls` polls allows.
+static uint32_t running_stride(uint32_t polls) {
+    return polls < HW_RUNNING_TICKS ? 1 : HW_RUNNING_STRIDE;
+}
+
 static void take_sample(hw_slot *slot) {
     hw_session *ses = &slot->session;
     if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
+    // The edges of a stride (above), read before anything else.
+    bool ran = false;
+    uint32_t blocked_ticks = blocked_ticks_since_mark(slot, hw_now_ns(), &ran);
+    bool from_blocked = ses->mark_ns && ses->mark_blocked, from_running = ses->mark_ns && !ses->mark_blocked;
+    ses->mark_ns = 0;
+    if (from_blocked && blocked_ticks != HW_EDGE_NONE && ran) {
+        // It woke inside the stride: its blocked ticks, to the blocked stack,
+        // before the kernel samples drained below become the latest sample.
+        if (blocked_ticks) hw_write_repeat(slot, hw_now_ns(), blocked_ticks - 1);
+        ses->last_was_blocked = false; // it ran: a block now is a new spell
+        ses->steady = 0;
+    }
     // A thread that ran since the last tick is not parked: its next blocked
     // tick is a new sample, not a repeat of the one before it ran.
     if (hw_perf_session_drain(slot)) { ses->last_was_blocked = false; ses->steady = 0; }
@@ -143,9 +217,10 @@ static void take_sample(hw_slot *slot) {
         thread_gone(slot);
         return;
     case HW_ACTIVITY_UNKNOWN:
+        ses->running = 0;
         note_unsampled(slot);
         return;
-    case HW_ACTIVITY_BLOCKED:
+    case HW_ACTIVITY_BLOCKED: {
         // The busy period may have ended between this tick's look at the slot
         // and the /proc read: a thread seen blocked in its loop's wait stored
         // WAITING before it entered the wait, so this catches it. That wait is
@@ -153,26 +228,37 @@ static void take_sample(hw_slot *slot) {
         if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != HW_STATE_BUSY
             || __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE) != ses->busy_seq)
             return;
+        ses->running = 0;
+        // It blocked inside a stride it was running at: the new sample, and
+        // the lock owner's (lock_owner.c), stand for the ticks since it blocked.
+        uint32_t gap = from_running && blocked_ticks != HW_EDGE_NONE ? blocked_ticks : 0;
+        if (from_running && blocked_ticks != HW_EDGE_NONE) ses->repeat_extra = gap > 1 ? gap - 1 : 0;
+        enum hw_blocked_write wrote = HW_BLOCKED_NONE;
         if (call && (inside_saved_wait(&probe, regs) || !probe.exact)) {
-            hw_sample_blocked_wrapper(slot, regs, call, gen);
+            wrote = hw_sample_blocked_wrapper(slot, regs, call, gen);
         } else if (!probe.exact) {
             // State only (privilege drop): blocked, but no stack pointer to copy
             // from. The tick still counts as blocked time, without a stack.
             note_unsampled(slot);
-            hw_sample_blocked_syscall(slot, HW_CALL_BLOCKED_UNKNOWN - HW_CALL_SYSCALL_BASE, 0, 0);
+            wrote = hw_sample_blocked_syscall(slot, HW_CALL_BLOCKED_UNKNOWN - HW_CALL_SYSCALL_BASE, 0, 0);
         } else if (!hw_g.interposed && (probe.nr == SYS_rt_sigsuspend || probe.nr == SYS_pause)
                    && slot->role == HW_ROLE_MAIN_THREAD) {
             hw_main_thread_parked(slot); // library mode, dispatchMain(): parked for good, not busy
         } else {
             hw_main_queue_stack_seen(slot, ses->os_tid, probe.sp); // a queue holder claimed while it ran
-            hw_sample_blocked_syscall(slot, probe.nr, probe.sp, probe.pc);
+            wrote = hw_sample_blocked_syscall(slot, probe.nr, probe.sp, probe.pc);
         }
         hw_lock_tick(slot, &probe, hw_now_ns()); // blocked in futex: whose lock, and what its owner does
+        // A new sample stands for one tick: a repeat for the rest of the gap.
+        if (wrote == HW_BLOCKED_NEW && gap > 1) hw_write_repeat(slot, hw_now_ns(), gap - 2);
+        if (wrote != HW_BLOCKED_NONE && steady_stride(ses->steady) > 1) mark_poll(slot, true);
         return;
+    }
     case HW_ACTIVITY_RUNNING:
         hw_lock_not_waiting(slot);
         ses->last_was_blocked = false;
         ses->steady = 0;
+        if (ses->perf.map && running_stride(++ses->running) > 1) mark_poll(slot, false);
         if (ses->perf.map || ses->signal_blocked) return; // the kernel samples it, or nothing can
         // The slot must still belong to the thread this session samples.
         if (__atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) != ses->life) return;
@@ -278,9 +364,10 @@ static uint32_t steady_stride(uint32_t polls) {
 }
 
 /// One slot's duty this tick. Returns whether it is busy, and sets *sampled;
-/// lowers *steady to the polls this slot's thread has spent parked in one place,
-/// and *due to the time a busy period not sampled yet reaches arm_ns.
-static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled, uint32_t *steady, uint64_t *due) {
+/// lowers *stride to the poll stride this slot's thread allows (parked in one
+/// place, or running under the kernel sampler), and *due to the time a busy
+/// period not sampled yet reaches arm_ns, or a sampled one the hang threshold.
+static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled, uint32_t *stride, uint64_t *due) {
     hw_session *ses = &slot->session;
     uint32_t life = __atomic_load_n(&slot->life, __ATOMIC_ACQUIRE);
     uint32_t state = __atomic_load_n(&slot->state, __ATOMIC_ACQUIRE);
@@ -292,7 +379,8 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
     uint64_t busy = now - since;
     bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
-    if (!ses->active && busy >= hw_g.config.arm_ns) session_start(slot, seq, life);
+    bool started = !ses->active && busy >= hw_g.config.arm_ns;
+    if (started) session_start(slot, seq, life);
     if (!ses->active) {
         if (since + hw_g.config.arm_ns < *due) *due = since + hw_g.config.arm_ns;
         return true;
@@ -304,11 +392,14 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
         ses->hang_announced = true;
         __atomic_store_n(&slot->announced_seq, seq, __ATOMIC_RELEASE);
     }
-    ses->repeat_extra = extra;
+    ses->repeat_extra = started ? 0 : extra; // a session's first poll stands for its own tick
     take_sample(slot);
     if (ses->active) hw_cpu_tick(slot, now);
-    uint32_t polls = ses->active ? ses->steady : 0;
-    if (polls < *steady) *steady = polls;
+    uint32_t allowed = !ses->active ? 1u : ses->running ? running_stride(ses->running) : steady_stride(ses->steady);
+    if (allowed < *stride) *stride = allowed;
+    // Announced at its tick, not a stride later: a process killed just past
+    // the threshold still leaves the hang.
+    if (ses->active && !ses->hang_announced && since + hw_g.config.hang_ns < *due) *due = since + hw_g.config.hang_ns;
     *sampled = true;
     return true;
 }
@@ -333,14 +424,14 @@ static void *watchdog_main(void *arg) {
     while (!should_stop()) {
         uint64_t now = hw_now_ns();
         bool sampling = false, any_busy = false;
-        uint32_t steady = UINT32_MAX;
+        uint32_t allowed = UINT32_MAX;
         uint64_t due = UINT64_MAX;
         hw_tsc_clock_tick(now);
         if (hw_g.probe_main_queue) due = hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
-            any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &steady, &due);
-        stride = sampling ? steady_stride(steady) : 1;
+            any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &allowed, &due);
+        stride = sampling ? allowed : 1;
         // In probe mode it parks while no dispatch work runs: a probe is then
         // due only every HW_PROBE_IDLE_NS (main_queue.c), the park's timeout.
         // There the wake came from dispatch work whose probe has answered and
@@ -365,12 +456,22 @@ static void *watchdog_main(void *arg) {
         // time (a quick follow-up, or a stuck check) can come sooner.
         next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : HW_IDLE_POLLS * idle_poll);
         if (!sampling && due < next) next = due; // a busy period seen: sampled from arm_ns on, not later
+        if (sampling && due < next) {
+            // A stride that would pass an unannounced hang's threshold is cut
+            // to the tick of the sampling grid at or just after it.
+            uint64_t grid = next - period * stride;
+            uint32_t upto = due > grid ? (uint32_t)((due - grid + period - 1) / period) : 1;
+            if (upto < 1) upto = 1;
+            if (upto < stride) { stride = upto; next = grid + period * stride; }
+        }
         now = hw_now_ns();
         // Late (preempted, or a slow tick): the next tick is a whole period
         // away. Each blocked sample stands for one period; catching up sooner
         // counted blocked time twice (a 245 ms hang of 2 ms work / 2-6 ms
         // waits got 255-274 samples; now 214-235 with the first 10 ms unsampled).
-        if (next < now) next = now + (sampling ? period : 0);
+        // The poll after a late one stands for one period, whatever the stride
+        // (a repeat record weighs what its poll skipped).
+        if (next < now) { next = now + (sampling ? period : 0); stride = 1; }
         sleep_until(next);
     }
     hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
