@@ -137,7 +137,8 @@ void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks) {
     hw_rec_repeat *rec = (hw_rec_repeat *)hw_log_reserve_kind(hw_g.log, sizeof *rec, HW_REC_REPEAT);
     if (!rec) return;
     rec->tid = slot->tid;
-    rec->busy_seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
+    // The sampled period's, not the slot's: a new one may have begun since the poll's look.
+    rec->busy_seq = slot->session.active ? slot->session.busy_seq : __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
     rec->time_ns = time_ns;
     rec->extra_ticks = extra_ticks;
     hw_log_commit(&rec->h, HW_REC_REPEAT);

@@ -153,9 +153,12 @@ static void thread_gone(hw_slot *slot) {
 //    for the latest sample);
 //  - marked running, now blocked: it ran that long after the mark and has
 //    been blocked since; the new blocked sample stands for those ticks.
-// One change per stride is assumed; a thread that changed twice inside one
-// (under 4 ms) gets its blocked ticks at the later stack, or loses some, as
-// with any tick-based sampler. With no reading (the thread gone), no credit.
+// One change per stride is assumed: a thread that woke and blocked again
+// inside one has the blocked ticks of both spells at the earlier stack but
+// the tick of this poll. One that woke but has not run yet (its run-queue
+// wait is counted only once it runs) reads as still blocked, and the ticks
+// after its last blocked poll are lost, as they were before. With no
+// reading (the thread gone), no credit.
 #define HW_EDGE_NONE UINT32_MAX
 
 /// Ticks of this poll's span (1 + repeat_extra, from the mark to now) the
@@ -199,17 +202,24 @@ static void take_sample(hw_slot *slot) {
     uint32_t blocked_ticks = blocked_ticks_since_mark(slot, hw_now_ns(), &ran);
     bool from_blocked = ses->mark_ns && ses->mark_blocked, from_running = ses->mark_ns && !ses->mark_blocked;
     ses->mark_ns = 0;
-    if (from_blocked && blocked_ticks != HW_EDGE_NONE && ran) {
-        // It woke inside the stride: its blocked ticks, to the blocked stack,
-        // before the kernel samples drained below become the latest sample.
-        if (blocked_ticks) hw_write_repeat(slot, hw_now_ns(), blocked_ticks - 1);
+    hw_thread_probe probe = hw_proc_probe(ses);
+    bool blocked_now = probe.activity == HW_ACTIVITY_BLOCKED;
+    // Woke inside the stride: it is not blocked now, or it was not blocked
+    // for all of it. A run too short to cost a tick, back in the same wait,
+    // is still the same spell (the steady repeat below covers it).
+    if (from_blocked && blocked_ticks != HW_EDGE_NONE && ran
+        && (!blocked_now || blocked_ticks < 1u + ses->repeat_extra)) {
+        // Its blocked ticks go to the blocked stack, before the kernel samples
+        // drained below become the latest sample; blocked again, this poll's
+        // new sample stands for the last of them.
+        uint32_t credit = blocked_now && blocked_ticks ? blocked_ticks - 1 : blocked_ticks;
+        if (credit) hw_write_repeat(slot, hw_now_ns(), credit - 1);
         ses->last_was_blocked = false; // it ran: a block now is a new spell
         ses->steady = 0;
     }
     // A thread that ran since the last tick is not parked: its next blocked
     // tick is a new sample, not a repeat of the one before it ran.
     if (hw_perf_session_drain(slot)) { ses->last_was_blocked = false; ses->steady = 0; }
-    hw_thread_probe probe = hw_proc_probe(ses);
     uint64_t regs[HW_REG_COUNT], gen = 0;
     uint32_t call = saved_wait(slot, regs, &gen);
     switch (probe.activity) {
@@ -461,7 +471,6 @@ static void *watchdog_main(void *arg) {
             // to the tick of the sampling grid at or just after it.
             uint64_t grid = next - period * stride;
             uint32_t upto = due > grid ? (uint32_t)((due - grid + period - 1) / period) : 1;
-            if (upto < 1) upto = 1;
             if (upto < stride) { stride = upto; next = grid + period * stride; }
         }
         now = hw_now_ns();
@@ -469,9 +478,7 @@ static void *watchdog_main(void *arg) {
         // away. Each blocked sample stands for one period; catching up sooner
         // counted blocked time twice (a 245 ms hang of 2 ms work / 2-6 ms
         // waits got 255-274 samples; now 214-235 with the first 10 ms unsampled).
-        // The poll after a late one stands for one period, whatever the stride
-        // (a repeat record weighs what its poll skipped).
-        if (next < now) { next = now + (sampling ? period : 0); stride = 1; }
+        if (next < now) next = now + (sampling ? period : 0);
         sleep_until(next);
     }
     hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
