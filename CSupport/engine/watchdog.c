@@ -187,6 +187,27 @@ static void mark_poll(hw_slot *slot, bool blocked) {
     ses->mark_blocked = blocked;
 }
 
+/// The busy period ended inside a stride that began with the thread blocked
+/// (the end of a hang parked in pthread_join, say): the ticks from that poll
+/// until it woke are the blocked stack's, at most the `extra` the stride
+/// skipped. It woke at the period's end less the time it then ran; the end is
+/// the heartbeat's (`next_since`: the next period's start, when one began; 0:
+/// the wait it entered since). Only a thread whose slot and period are the
+/// session's (the caller checks life and owner).
+static void blocked_until_the_end(hw_slot *slot, uint32_t extra, uint64_t next_since) {
+    hw_session *ses = &slot->session;
+    uint64_t active, period = hw_g.config.sample_period_ns;
+    if (!ses->mark_ns || !ses->mark_blocked || !extra || !period || !hw_cpu_active_ns(slot, &active)) return;
+    uint64_t end = next_since ? next_since : __atomic_load_n(&slot->idle_since_ns, __ATOMIC_ACQUIRE);
+    if (end <= ses->mark_ns) return;
+    uint64_t ran = active > ses->mark_active_ns ? active - ses->mark_active_ns : 0;
+    uint64_t span = end - ses->mark_ns, blocked = span > ran ? span - ran : 0;
+    uint64_t ticks = (blocked + period / 2) / period;
+    if (ticks > extra) ticks = extra; // the stride's own poll would have been the next
+    if (ticks) hw_write_repeat(slot, end, (uint32_t)ticks - 1);
+    ses->mark_ns = 0;
+}
+
 static uint32_t steady_stride(uint32_t polls); // a thread parked in one place (below)
 
 /// The poll stride a thread running under the kernel sampler for `polls` polls allows.
@@ -384,8 +405,10 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     uint64_t seq = __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
     uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
     bool moved = ses->active && ses->os_tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
-    if (ses->active && (ses->life != life || state != HW_STATE_BUSY || ses->busy_seq != seq || moved))
+    if (ses->active && (ses->life != life || state != HW_STATE_BUSY || ses->busy_seq != seq || moved)) {
+        if (ses->life == life && !moved) blocked_until_the_end(slot, extra, ses->busy_seq != seq ? since : 0);
         session_end(slot);
+    }
     if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
     uint64_t busy = now - since;
     bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
