@@ -257,7 +257,6 @@ typedef void (*hw_perf_sample_fn)(void *ctx, uint64_t time_ns, const uint64_t re
 /// Hand each sample taken since the last drain to `fn` (NULL: discard them).
 /// Returns how many there were.
 uint32_t hw_perf_drain(hw_perf_ring *r, hw_perf_sample_fn fn, void *ctx);
-
 /// How many samples a drain would hand over now (nothing is consumed).
 uint32_t hw_perf_pending(hw_perf_ring *r);
 /// Copy up to `len` bytes of a sample's stack (from its stack pointer up) to `dst`.

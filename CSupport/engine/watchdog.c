@@ -161,19 +161,21 @@ static void thread_gone(hw_slot *slot) {
 // reading (the thread gone), no credit.
 #define HW_EDGE_NONE UINT32_MAX
 
-/// Ticks of this poll's span (1 + repeat_extra, from the mark to now) the
-/// thread spent blocked, from the marked reading: HW_EDGE_NONE when unknown.
-static uint32_t blocked_ticks_since_mark(hw_slot *slot, uint64_t now, bool *ran_since) {
+/// Ticks, at most `cap`, the thread spent blocked from the mark to `until`:
+/// the span less the time it was not blocked since (CPU plus run-queue wait
+/// now, against the marked reading). HW_EDGE_NONE when unknown; *ran_since
+/// says whether it was not blocked at all.
+static uint32_t blocked_ticks_since_mark(hw_slot *slot, uint64_t until, uint64_t cap, bool *ran_since) {
     hw_session *ses = &slot->session;
     uint64_t active, period = hw_g.config.sample_period_ns;
     *ran_since = false;
-    if (!ses->mark_ns || !ses->repeat_extra || !period || now <= ses->mark_ns || !hw_cpu_active_ns(slot, &active))
+    if (!ses->mark_ns || !cap || !period || until <= ses->mark_ns || !hw_cpu_active_ns(slot, &active))
         return HW_EDGE_NONE;
     uint64_t ran = active > ses->mark_active_ns ? active - ses->mark_active_ns : 0;
     *ran_since = ran > 0;
-    uint64_t span = now - ses->mark_ns, blocked = span > ran ? span - ran : 0;
+    uint64_t span = until - ses->mark_ns, blocked = span > ran ? span - ran : 0;
     uint64_t ticks = (blocked + period / 2) / period;
-    return ticks > 1u + ses->repeat_extra ? 1u + ses->repeat_extra : (uint32_t)ticks;
+    return ticks > cap ? (uint32_t)cap : (uint32_t)ticks;
 }
 
 /// Marks this poll for the edges of the stride that may follow it.
@@ -196,15 +198,12 @@ static void mark_poll(hw_slot *slot, bool blocked) {
 /// session's (the caller checks life and owner).
 static void blocked_until_the_end(hw_slot *slot, uint32_t extra, uint64_t next_since) {
     hw_session *ses = &slot->session;
-    uint64_t active, period = hw_g.config.sample_period_ns;
-    if (!ses->mark_ns || !ses->mark_blocked || !extra || !period || !hw_cpu_active_ns(slot, &active)) return;
+    if (!ses->mark_ns || !ses->mark_blocked) return;
     uint64_t end = next_since ? next_since : __atomic_load_n(&slot->idle_since_ns, __ATOMIC_ACQUIRE);
-    if (end <= ses->mark_ns) return;
-    uint64_t ran = active > ses->mark_active_ns ? active - ses->mark_active_ns : 0;
-    uint64_t span = end - ses->mark_ns, blocked = span > ran ? span - ran : 0;
-    uint64_t ticks = (blocked + period / 2) / period;
-    if (ticks > extra) ticks = extra; // the stride's own poll would have been the next
-    if (ticks) hw_write_repeat(slot, end, (uint32_t)ticks - 1);
+    bool ran;
+    // At most `extra`: the stride's own poll would have been the next tick.
+    uint32_t ticks = blocked_ticks_since_mark(slot, end, extra, &ran);
+    if (ticks != HW_EDGE_NONE && ticks) hw_write_repeat(slot, end, ticks - 1);
     ses->mark_ns = 0;
 }
 
@@ -220,7 +219,7 @@ static void take_sample(hw_slot *slot) {
     if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
     // The edges of a stride (above), read before anything else.
     bool ran = false;
-    uint32_t blocked_ticks = blocked_ticks_since_mark(slot, hw_now_ns(), &ran);
+    uint32_t blocked_ticks = blocked_ticks_since_mark(slot, hw_now_ns(), ses->repeat_extra ? 1u + ses->repeat_extra : 0, &ran);
     bool from_blocked = ses->mark_ns && ses->mark_blocked, from_running = ses->mark_ns && !ses->mark_blocked;
     ses->mark_ns = 0;
     hw_thread_probe probe = hw_proc_probe(ses);
@@ -490,8 +489,9 @@ static void *watchdog_main(void *arg) {
         next += sampling ? period * stride : (hw_g.probe_main_queue ? HW_PROBE_TICKS * idle_poll : HW_IDLE_POLLS * idle_poll);
         if (!sampling && due < next) next = due; // a busy period seen: sampled from arm_ns on, not later
         if (sampling && due < next) {
-            // A stride that would pass an unannounced hang's threshold is cut
-            // to the tick of the sampling grid at or just after it.
+            // A stride that would pass a due time (an unannounced hang's
+            // threshold; in probe mode, a probe's) is cut to the tick of the
+            // sampling grid at or just after it.
             uint64_t grid = next - period * stride;
             uint32_t upto = due > grid ? (uint32_t)((due - grid + period - 1) / period) : 1;
             if (upto < stride) { stride = upto; next = grid + period * stride; }
