@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import CHangWatchCLISupport
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
@@ -80,6 +81,11 @@ enum RunCommand {
             return report(launchFailure: error)
         }
         SignalForwarding.forward(to: pid)
+        // Held while the program runs: each hang's first kernel sampling event
+        // then opens in microseconds, not 8-15 ms (perf_warm.c). After the
+        // spawn, so the program cannot inherit it even in principle.
+        let perfWarm = options.capture.sampler == .kernel ? hw_cli_keep_perf_warm() : -1
+        defer { if perfWarm >= 0 { close(perfWarm) } }
 
         let collector = CaptureCollector(frameDeadlineMs: options.capture.frameMs)
         // Images the program dlopen's later are read from its /proc/PID/maps

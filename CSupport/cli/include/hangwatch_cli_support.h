@@ -16,6 +16,13 @@ void hw_cli_unwind_mask_shortcut_install(void);
 /// has exited (child_exit.c). -1 with errno set where the kernel lacks it.
 int hw_cli_pidfd_open(int pid);
 
+/// Opens a disabled, never-counting perf event on the calling thread, which
+/// keeps the kernel's per-task perf hooks on so that the agent's sampling
+/// events open in microseconds instead of milliseconds (perf_warm.c). Returns
+/// the descriptor (close it when the program has ended), or -errno when perf
+/// events are refused or a seccomp filter is on this process.
+int hw_cli_keep_perf_warm(void);
+
 #include "hangwatch_log.h"
 #include <signal.h>
 

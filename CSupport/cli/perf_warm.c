@@ -1,0 +1,55 @@
+// Keeps the kernel's perf scheduling hooks switched on while a program runs
+// under `hangwatch run`, so that the agent's first sampling event of a hang
+// opens at once.
+//
+// Why: the kernel turns its per-task perf hooks on (a static branch) when
+// the first per-task event opens and waits out an RCU grace period while
+// doing so; it turns them off again about a second after the last one
+// closed (kernel/events/core.c: account_event, perf_sched_delayed). On the
+// VMs we measure, an open that has to switch them on took 7.5-15 ms, one
+// that finds them on 0.03-0.06 ms. Every hang after a quiet second paid the
+// slow open before its first sample: its samples began about 8 ms later
+// (Bench: BENCHMARKS.md, "The first hang after a quiet spell").
+//
+// One disabled software event on the calling thread of *this* process is
+// enough: it never counts, is not inherited, and its descriptor is
+// close-on-exec, so the program gains nothing it could see. The hooks it
+// keeps on run at every context switch on the machine and return at once
+// for tasks without perf events (as they do whenever any profiler runs).
+#include "hangwatch_cli_support.h"
+
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/// Whether a seccomp filter is on this process. A filter may kill for
+/// perf_event_open rather than fail it (the agent's own rule, sampler_perf.c);
+/// a program started from here inherits the filter and samples with signals.
+static int under_seccomp(void) {
+    FILE *f = fopen("/proc/self/status", "re");
+    if (!f) return 1;
+    char line[256];
+    int mode = 1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "Seccomp:", 8) == 0) { mode = (int)strtol(line + 8, NULL, 10); break; }
+    fclose(f);
+    return mode != 0;
+}
+
+int hw_cli_keep_perf_warm(void) {
+    if (under_seccomp()) return -EPERM;
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_DUMMY; // counts nothing, samples nothing
+    attr.disabled = 1;
+    attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2, unprivileged
+    attr.exclude_hv = 1;
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd >= 0 ? fd : -errno;
+}
