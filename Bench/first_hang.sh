@@ -14,6 +14,10 @@ cd "$(dirname "$0")/.."
 declare -A HW=([before]=$(realpath "$1") [after]=$(realpath "$2"))
 RUNS=${3:-10}
 export HANGWATCH_AGENT=${HANGWATCH_AGENT:-$PWD/$(swift build -c release --show-bin-path | sed "s|^$PWD/||")/libhangwatch-agent.so}
+# Another process holding a per-task perf event (a `perf record`, another `hangwatch run`) keeps
+# the kernel's hooks on for both binaries, and the comparison shows nothing.
+holders=$( (find /proc/[0-9]*/fd -lname '*perf_event*' 2>/dev/null || true) | cut -d/ -f3 | sort -u | tr '\n' ' ')
+[[ -z $holders ]] || echo "first_hang: warning: processes $holders hold perf events; the before runs will look fast" >&2
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 cc -O2 -g -o "$TMP/quiet_then_hang" Tests/safety/quiet_then_hang.c

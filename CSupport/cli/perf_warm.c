@@ -1,21 +1,23 @@
 // Keeps the kernel's perf scheduling hooks switched on while a program runs
-// under `hangwatch run`, so that the agent's first sampling event of a hang
-// opens at once.
+// under `hangwatch run`, so that the agent's sampling events open at once.
 //
-// Why: the kernel turns its per-task perf hooks on (a static branch) when
-// the first per-task event opens and waits out an RCU grace period while
-// doing so; it turns them off again about a second after the last one
-// closed (kernel/events/core.c: account_event, perf_sched_delayed). On the
-// VMs we measure, an open that has to switch them on took 7.5-15 ms, one
-// that finds them on 0.03-0.06 ms. Every hang after a quiet second paid the
-// slow open before its first sample: its samples began about 8 ms later
-// (Bench: BENCHMARKS.md, "The first hang after a quiet spell").
+// Why: the kernel switches its per-task perf hooks on (a static branch) when
+// a per-task event opens while they are off, and waits out an RCU grace
+// period while doing so. When the last such event closes, it schedules the
+// switch-off for a second later, and later opens and closes do not put that
+// off (kernel/events/core.c: account_event, unaccount_event,
+// perf_sched_delayed). So without a holder, the first hang after a quiet
+// spell, and any hang that comes a second after another ended, paid the slow
+// open before its first sample: 5-16 ms on the VMs we measure, against
+// 0.03-0.05 ms while the hooks are on (Bench/perf_hooks.c; BENCHMARKS.md,
+// "The first hang after a quiet spell").
 //
 // One disabled software event on the calling thread of *this* process is
 // enough: it never counts, is not inherited, and its descriptor is
-// close-on-exec, so the program gains nothing it could see. The hooks it
-// keeps on run at every context switch on the machine and return at once
-// for tasks without perf events (as they do whenever any profiler runs).
+// close-on-exec, so the program holds nothing new. The hooks it keeps on run
+// at every context switch on the machine and return at once for tasks
+// without perf events (no cost measurable here; as whenever any profiler
+// runs). A program that opens perf events itself finds them fast too.
 #include "hangwatch_cli_support.h"
 
 #include <errno.h>
@@ -26,11 +28,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/// Whether a seccomp filter is on this process. A filter may kill for
+/// Whether a seccomp filter is on the calling thread. A filter may kill for
 /// perf_event_open rather than fail it (the agent's own rule, sampler_perf.c);
 /// a program started from here inherits the filter and samples with signals.
 static int under_seccomp(void) {
-    FILE *f = fopen("/proc/self/status", "re");
+    FILE *f = fopen("/proc/thread-self/status", "re");
     if (!f) return 1;
     char line[256];
     int mode = 1;

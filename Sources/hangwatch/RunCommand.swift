@@ -68,6 +68,12 @@ enum RunCommand {
             writeStderr("hangwatch: \(error)")
             return ExitCode.cannotCreate
         }
+        // Held from before the program starts until it has ended, so that the
+        // agent's sampling events open in microseconds, not 5-16 ms (perf_warm.c).
+        // Opened first: switching the kernel's hooks on can take that long, and
+        // here it delays only hangwatch's start, not a forwarded signal. Close-on-exec.
+        var perfWarm = options.capture.sampler == .kernel ? hw_cli_keep_perf_warm() : -1
+        defer { if perfWarm >= 0 { close(perfWarm) } }
         let programSignalMask = SignalForwarding.install()
         // Read after the event file's set-up (which may move files), so launch and hang starts exclude it.
         let startNs = SystemClock.monotonicNs()
@@ -81,11 +87,6 @@ enum RunCommand {
             return report(launchFailure: error)
         }
         SignalForwarding.forward(to: pid)
-        // Held while the program runs: each hang's first kernel sampling event
-        // then opens in microseconds, not 8-15 ms (perf_warm.c). After the
-        // spawn, so the program cannot inherit it even in principle.
-        let perfWarm = options.capture.sampler == .kernel ? hw_cli_keep_perf_warm() : -1
-        defer { if perfWarm >= 0 { close(perfWarm) } }
 
         let collector = CaptureCollector(frameDeadlineMs: options.capture.frameMs)
         // Images the program dlopen's later are read from its /proc/PID/maps
@@ -118,6 +119,7 @@ enum RunCommand {
             return !live.hasUntoldHangs
         }
         collector.stopWatchingModules() // reaped: the pid is free for reuse
+        if perfWarm >= 0 { close(perfWarm); perfWarm = -1 } // nothing samples any more
         let endNs = SystemClock.monotonicNs()
         collector.drain(log, writerGone: true)
         if let live {

@@ -14,13 +14,37 @@
  * own, and the agent's sampling events live in the watchdog's private
  * descriptor table). Not the whole list: the test runner leaks descriptors
  * into its children that differ from one launch to the next.
- * --parent-file FILE: written during the quiet spell, "perf_events=N": how
- * many perf event descriptors the parent process holds (hangwatch when
- * watched; the test runner, none, when plain).
+ * --parent-file FILE: written at the end of the quiet spell,
+ * "perf_events=N open_ms=T": how many perf event descriptors the parent
+ * process holds (hangwatch when watched; the test runner, none, when plain),
+ * and how long the program's own perf_event_open of a disabled per-task
+ * event took then: a few ms when the kernel's hooks were off, about 0.05 ms
+ * while something holds them on.
  */
 #include "safety.h"
 
 #include <dirent.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
+
+/* Opens and closes a disabled dummy per-task event on this thread: the ms it took to open, or -1. */
+static double timed_perf_open_ms(void)
+{
+    struct perf_event_attr attr;
+    memset(&attr, 0, sizeof attr);
+    attr.size = sizeof attr;
+    attr.type = PERF_TYPE_SOFTWARE;
+    attr.config = PERF_COUNT_SW_DUMMY;
+    attr.disabled = 1;
+    attr.exclude_kernel = 1;
+    attr.exclude_hv = 1;
+    uint64_t start = now_ns();
+    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    double ms = ms_since(start);
+    if (fd < 0) return -1;
+    close(fd);
+    return ms;
+}
 
 /* Perf event descriptors held by process `pid`. */
 static int perf_events_of(pid_t pid)
@@ -60,18 +84,20 @@ int main(int argc, char **argv)
     }
     loop_wait(10);
     out("before: perf event descriptors %d", perf_events_of(getpid()));
-    /* Read in the middle of the quiet spell, while hangwatch (if any) has long been running. */
-    loop_wait(quiet_ms / 2);
+    loop_wait(quiet_ms);
+    /* At the end of the quiet spell: hangwatch (if any) has long been running, and nothing
+     * of this test opened a per-task event for over a second. */
     if (parent_file) {
+        int perf_events = perf_events_of(getppid());
+        double open_ms = timed_perf_open_ms();
         int fd = open(parent_file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd >= 0) {
-            char buf[64];
-            int n = snprintf(buf, sizeof buf, "perf_events=%d\n", perf_events_of(getppid()));
+            char buf[96];
+            int n = snprintf(buf, sizeof buf, "perf_events=%d open_ms=%.3f\n", perf_events, open_ms);
             sf_write_all(fd, buf, (size_t)n);
             close(fd);
         }
     }
-    loop_wait(quiet_ms - quiet_ms / 2);
     MEASURED("hang", first_hang(spin));
     loop_wait(10);
     out("after: perf event descriptors %d", perf_events_of(getpid()));
