@@ -15,8 +15,12 @@
 #define NEEDS_ONE_THREAD (CLONE_NEWUSER | CLONE_VM | CLONE_SIGHAND | CLONE_THREAD)
 
 static int single_threaded_call(int (*real)(int, int), int a, int b, bool needs_one_thread) {
+    // A call that succeeds leaves errno as the program had it: not as
+    // stopping the watchdog left it (its wait for the thread's exit polls /proc).
+    int at_entry = errno;
     bool stopped = needs_one_thread && hw_engine_running();
     if (stopped) hw_watchdog_stop();
+    errno = at_entry;
     int rc = real(a, b);
     int saved = errno;
     if (stopped) hw_watchdog_start();

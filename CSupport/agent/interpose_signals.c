@@ -41,7 +41,15 @@ static uintptr_t program_handler[HW_NSIG];
 static void trampoline(int sig, siginfo_t *si, void *uc) {
     hw_signal_count_program();
     uintptr_t h = (unsigned)sig < HW_NSIG ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : 0;
-    if (h > (uintptr_t)SIG_IGN) ((handler_fn)h)(sig, si, uc);
+    if (h > (uintptr_t)SIG_IGN && h != (uintptr_t)trampoline) ((handler_fn)h)(sig, si, uc);
+}
+
+/// The handler to keep in the table for a `handler` the program installs. A
+/// program that read the kernel's disposition with a raw rt_sigaction holds
+/// the trampoline itself, and hands it back to restore what it read: that is
+/// the handler the table holds, never the trampoline (which would call itself).
+static uintptr_t table_value(int sig, uintptr_t handler) {
+    return handler == (uintptr_t)trampoline ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : handler;
 }
 
 static bool wrappable(int sig) { return sig > 0 && sig < HW_NSIG && sig != SIGPROF; }
@@ -68,6 +76,7 @@ HW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
         if (rc == 0 && old) old->sa_handler = (__sighandler_t)as_program_sees((uintptr_t)old->sa_handler, before);
         return rc;
     }
+    handler = table_value(sig, handler);
     struct sigaction k = *act; // act and old may be the same struct
     k.sa_sigaction = trampoline;
     // The table first: from the moment the kernel calls the trampoline it must find this handler.
@@ -134,7 +143,7 @@ static __sighandler_t install_through(install_fn real, int sig, __sighandler_t h
         uintptr_t before = current_handler(sig);
         return (__sighandler_t)as_program_sees((uintptr_t)real(sig, handler), before);
     }
-    uintptr_t h = (uintptr_t)handler;
+    uintptr_t h = table_value(sig, (uintptr_t)handler);
     uintptr_t prev = __atomic_exchange_n(&program_handler[sig], h, __ATOMIC_ACQ_REL);
     __sighandler_t r = real(sig, (__sighandler_t)(void (*)(void))trampoline);
     if (r == SIG_ERR) {

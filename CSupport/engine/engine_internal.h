@@ -282,6 +282,10 @@ void hw_watchdog_wake(void);
 /// Give the calling (watchdog) thread a descriptor table of its own, empty,
 /// so its /proc descriptors never take a number the program would get.
 void hw_proc_private_fds(void);
+/// Whether the watchdog's descriptors live in a table of their own
+/// (hw_proc_private_fds succeeded): then no other thread, and no fork
+/// child, has them, and their numbers mean the program's descriptors there.
+bool hw_proc_fds_private(void);
 /// Open the per-session descriptors of `tid` (syscall and stat files).
 void hw_proc_session_open(hw_session *ses, pid_t tid);
 void hw_proc_session_close(hw_session *ses);

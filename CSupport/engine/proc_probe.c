@@ -34,6 +34,8 @@ void hw_proc_private_fds(void) {
     private_table = true;
 }
 
+bool hw_proc_fds_private(void) { return private_table; }
+
 int hw_proc_open_task_file(pid_t tid, const char *name) {
     char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%d/%s", (int)tid, name);

@@ -341,8 +341,10 @@ void hw_perf_session_close(hw_slot *slot) {
 
 void hw_perf_after_fork(hw_perf_ring *r) {
     // The mapping is not copied into the child (the kernel marks it so); the
-    // descriptor is, in library mode: close it, or the event lives on.
-    if (r->map) {
+    // descriptor is, in library mode: close it, or the event lives on. Under
+    // the agent it lives in the watchdog's private table, which the child
+    // never had: the same numbers in the child's table are the program's own.
+    if (r->map && !hw_proc_fds_private()) {
         close(r->fd);
         if (r->old_fd >= 0) close(r->old_fd);
     }

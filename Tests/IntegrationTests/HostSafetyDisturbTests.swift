@@ -185,6 +185,26 @@ extension Integration {
                     "plain: \(plain.result.lines), watched: \(run.result.lines)")
         }
 
+        /// A fork made while the kernel samples the forking thread: the child has every
+        /// descriptor the parent had. The agent's atfork handler closed the numbers of the
+        /// watchdog's perf descriptors in the child, where they are the program's own (the
+        /// watchdog's live in a table of their own): 2 were missing, found 2026-12-04.
+        @Test func forkWhileSampledKeepsTheChildsDescriptors() throws {
+            let (_, run) = try same("fork_in_hang", [], expected: [
+                "parent read 44 bytes: 'child: 0 of the parent's descriptors missing'",
+                "child exit 0",
+            ])
+            let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
+            #expect(hang.sampleCount >= 100, "the fork must come while the thread is sampled: \(Safety.describe(run.report))")
+        }
+
+        /// A handler read with the raw rt_sigaction (the agent's trampoline, under hangwatch)
+        /// and handed back through sigaction means the program's handler: the trampoline
+        /// once stored itself as the program's and jumped to itself for ever (found 2026-12-04).
+        @Test func aRawReadHandlerHandedBackStillRunsTheProgramsHandler() throws {
+            try same("raw_handler_readback", [], expected: ["handler ran 1 time(s) for one raise"])
+        }
+
         // Item 12: the extra CPU of watching a thread parked in pthread_join.
         @Test func mainThreadParkedInJoinCostsLittle() throws {
             let (_, run) = try same("idle_join", [], expected: [

@@ -8,7 +8,8 @@
  * many threads it had at that moment. Then it runs its loop with one 150 ms
  * hang, which hangwatch must still see.
  *
- * stdout: the thread count, then the unshare result; both must be those of
+ * stdout: the thread count, then the unshare result (and errno, which a
+ * success leaves as it was); both must be those of
  * a plain run. The measure file has the hang (sandboxed_work).
  *
  * --nested N: then N more unshare(CLONE_NEWUSER) calls, each nested in the
@@ -76,12 +77,16 @@ int main(int argc, char **argv)
     int threads = count_threads();
     bool nested = argc > 2 && strcmp(argv[1], "--nested") == 0;
     unsigned uid = (unsigned)geteuid(), gid = (unsigned)getegid();
+    errno = 4321; /* a call that succeeds leaves errno alone */
     int rc = unshare(CLONE_NEWUSER);
     int e = errno;
     if (rc == 0 && nested) // the levels below are made from this one: map our ids in it
         map_ids(uid, gid);
     out("threads at start: %d", threads);
-    out("unshare(CLONE_NEWUSER): rc %d %s", rc, errname(rc < 0 ? e : 0));
+    if (rc == 0)
+        out("unshare(CLONE_NEWUSER): rc 0, errno %s", e == 4321 ? "as it was" : errname(e));
+    else
+        out("unshare(CLONE_NEWUSER): rc %d %s", rc, errname(e));
     for (int i = 0; i < 3; i++)
         loop_wait(20);
     MEASURED("sandboxed_work", sandboxed_work());
