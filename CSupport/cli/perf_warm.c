@@ -19,31 +19,21 @@
 // without perf events (no cost measurable here; as whenever any profiler
 // runs). A program that opens perf events itself finds them fast too.
 #include "hangwatch_cli_support.h"
+#include "../engine/engine_internal.h"
 
 #include <errno.h>
 #include <linux/perf_event.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/// Whether a seccomp filter is on the calling thread. A filter may kill for
-/// perf_event_open rather than fail it (the agent's own rule, sampler_perf.c);
-/// a program started from here inherits the filter and samples with signals.
-static int under_seccomp(void) {
-    FILE *f = fopen("/proc/thread-self/status", "re");
-    if (!f) return 1;
-    char line[256];
-    int mode = 1;
-    while (fgets(line, sizeof line, f))
-        if (strncmp(line, "Seccomp:", 8) == 0) { mode = (int)strtol(line + 8, NULL, 10); break; }
-    fclose(f);
-    return mode != 0;
-}
-
 int hw_cli_keep_perf_warm(void) {
-    if (under_seccomp()) return -EPERM;
+    // A seccomp filter may kill for perf_event_open rather than fail it: the
+    // agent's own rule (sampler_perf.c), with its reader of the calling
+    // thread's status. A program started from here inherits the filter and
+    // samples with signals anyway.
+    unsigned long long mode = 1;
+    if (!hw_proc_status_field((pid_t)syscall(SYS_gettid), "Seccomp:", 10, &mode) || mode != 0) return -EPERM;
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
