@@ -119,6 +119,33 @@ import Testing
         #expect(text.contains("Waiting"), "\(text)")
     }
 
+    /// `report --inverted` of a blocked hang read back from its file: the wait
+    /// (`usleep`) is the first row and keeps its self and waiting time. 997 Hz
+    /// makes the file's 3-decimal milliseconds inexact, as real files are.
+    @Test func invertedBlockedHangShowsTheWaitFirstThroughAFile() throws {
+        let f = { (s: String) in Frame(symbol: s, image: "demo") }
+        let stacks = [WeightedStack(frames: [f("main"), f("waitForDisk"), Frame(symbol: "usleep", image: "libc.so.6")],
+                                    weight: 311, waiting: true),
+                      WeightedStack(frames: [f("main"), f("waitForDisk")], weight: 4)]
+        var hang = Self.hang(blockedIn: "usleep")
+        (hang.lockOwner, hang.blockedSymbol) = (nil, "waitForDisk")
+        hang.callTree = try #require(CallTreeBuilder.build(stacks, msPerSample: 1000 / 997, tracksWaiting: true))
+        var report = Self.report([hang])
+        report.thresholds = Thresholds(sampleHz: 997)
+        let read = try JSONReport.decode(JSONReport.encode(report))
+        let text = TextRenderer.render(ReportFilterSet(inverted: true).apply(to: read), width: 100)
+        let rows = text.split(separator: "\n").map(String.init)
+        let header = try #require(rows.firstIndex { $0.hasSuffix("Waiting  Symbol") }, "\(text)")
+        #expect(rows.dropFirst(header + 1).prefix(6) == [
+            "  315.9 ms  100.0%    0.0 ms  311.9 ms  <all>",
+            "  311.9 ms   98.7%  311.9 ms  311.9 ms    usleep [libc.so.6]",
+            "  311.9 ms   98.7%    0.0 ms  311.9 ms      waitForDisk [demo]",
+            "  311.9 ms   98.7%    0.0 ms  311.9 ms        main [demo]",
+            "    4.0 ms    1.3%    4.0 ms    0.0 ms    waitForDisk [demo]",
+            "    4.0 ms    1.3%    0.0 ms    0.0 ms      main [demo]",
+        ], "\(text)")
+    }
+
     @Test func versionTwoRoundTrips() throws {
         let report = Self.report([Self.hang(blockedIn: "futex")])
         let data = try JSONReport.encode(report)

@@ -13,12 +13,18 @@ extension CallTreeNode {
     /// and builds them leaf first. The top-down tree's synthetic `<all>` root is
     /// not a frame and is dropped.
     ///
+    /// Thread states survive when the tree has them (`waitingMs`): a top-level
+    /// node's waiting time is the blocked part of its self time (all of it for
+    /// the wrapped call a blocked sample ends in, such as `usleep`), and a
+    /// caller's is the blocked part of the time it led to.
+    ///
     /// Invert an unpruned tree: the samples of hidden children are not in a pruned
     /// tree, so they would be missing here too. Returns nil when no node has samples of its own.
     package func inverted() -> CallTreeNode? {
         guard sampleCount > 0, weightMs > 0, weightMs.isFinite else { return nil }
         let msPerSample = weightMs / Double(sampleCount)
-        return CallTreeBuilder.build(sampledStacks(), msPerSample: msPerSample, inverted: true)
+        return CallTreeBuilder.build(sampledStacks(), msPerSample: msPerSample, inverted: true,
+                                     tracksWaiting: waitingMs != nil)
     }
 
     /// Time Profiler's Self in an inverted tree: a top-level node is a leaf
