@@ -317,8 +317,8 @@ public struct CallTreeNode: Codable, Sendable, Equatable {
     public var source: String?
     /// The part of `weightMs` from samples of the thread blocked in a syscall
     /// (waiting), the rest being from samples of it running: Time Profiler's
-    /// "all thread states". Nil when unknown (files before schema v2, views
-    /// rebuilt from self times).
+    /// "all thread states". Nil when unknown (files before schema v2); the
+    /// views rebuilt from a tree (inverted, focused, system frames hidden) keep it.
     public var waitingMs: Double?
     /// A node with every field given.
     public init(symbol: String, image: String, weightMs: Double, selfMs: Double, sampleCount: Int,

@@ -124,6 +124,30 @@ import Testing
         #expect(kept.hangs.first?.callTree?.symbol == "tokenize")
     }
 
+    /// A blocked hang: main → waitForDisk (9 ms running) → usleep[libc] (311 ms waiting).
+    static let blockedTree = CallTreeBuilder.build([
+        WeightedStack(frames: [frame("main"), frame("waitForDisk"), frame("usleep", libc)], weight: 311, waiting: true),
+        WeightedStack(frames: [frame("main"), frame("waitForDisk")], weight: 9),
+    ], msPerSample: 1, tracksWaiting: true)
+
+    @Test func hideSystemAndFocusKeepTheWaitingTime() throws {
+        let tree = try #require(Self.blockedTree)
+        let folded = try #require(tree.hidingSystemFrames())
+        // The wait is folded into its caller, as its self time; that time is still waiting.
+        let caller = try #require(Self.child(folded, "waitForDisk"))
+        #expect([caller.weightMs, caller.selfMs, caller.waitingMs] == [320, 320, 311])
+        #expect(folded.waitingMs == 311)
+        let focused = try #require(tree.focused(on: "usleep"))
+        #expect([focused.weightMs, focused.selfMs, focused.waitingMs] == [311, 311, 311])
+        // --hide-system --inverted: the caller the wait was folded into is the top level.
+        let bottomUp = try #require(ReportFilterSet(inverted: true, hideSystem: true)
+            .apply(to: Self.report([Self.hang(1, ms: 330, tree: tree)])).hangs.first?.callTree)
+        #expect(bottomUp.symbol == "waitForDisk")
+        #expect([bottomUp.weightMs, bottomUp.selfMs, bottomUp.waitingMs] == [320, 320, 311])
+        // A tree without thread states gets none from a rebuild.
+        #expect(Self.qsortTree?.hidingSystemFrames()?.waitingMs == nil)
+    }
+
     @Test func invertingTurnsEveryTreeBottomUp() throws {
         let inverted = Self.report([Self.hang(1, ms: 400, tree: Self.qsortTree)]).invertingCallTrees()
         let root = try #require(inverted.hangs.first?.callTree)

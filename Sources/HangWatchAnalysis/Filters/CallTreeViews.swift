@@ -20,7 +20,7 @@ extension CallTreeNode {
             where depth == 0 || !SystemImages.contains(frame.image) {
                 frames.append(frame)
             }
-            return WeightedStack(frames: frames, weight: stack.weight)
+            return WeightedStack(frames: frames, weight: stack.weight, waiting: stack.waiting)
         }
         return parts.tree()
     }
@@ -35,7 +35,7 @@ extension CallTreeNode {
         guard !symbol.isEmpty, var parts = CallTreeStacks(self) else { return nil }
         parts.stacks = parts.stacks.compactMap { stack in
             guard let first = stack.frames.firstIndex(where: { $0.symbol.contains(symbol) }) else { return nil }
-            return WeightedStack(frames: Array(stack.frames[first...]), weight: stack.weight)
+            return WeightedStack(frames: Array(stack.frames[first...]), weight: stack.weight, waiting: stack.waiting)
         }
         return parts.tree()
     }

@@ -17,7 +17,7 @@ package enum FrameFilters {
             for frame in stack.frames where frames.last != frame {
                 frames.append(frame)
             }
-            return WeightedStack(frames: frames, weight: stack.weight)
+            return WeightedStack(frames: frames, weight: stack.weight, waiting: stack.waiting)
         }
     }
 }
