@@ -4,6 +4,8 @@ import Glibc
 import CHangWatchCLISupport
 
 /// Finds and starts the program to watch, with the agent preloaded.
+/// Paths and the argv are bytes all the way to execve: text (`displayed`)
+/// is made from them for messages only.
 enum ProgramLauncher {
     enum Failure: Error {
         case notFound(String)
@@ -13,37 +15,39 @@ enum ProgramLauncher {
 
     /// Resolves PROGRAM the way a shell would: a name with a slash as a path,
     /// otherwise the first executable match in $PATH.
-    static func resolve(_ program: String) throws(Failure) -> String {
-        if program.contains("/") {
-            guard access(program, F_OK) == 0 else { throw .notFound(program) }
-            guard access(program, X_OK) == 0, !isDirectory(program) else {
-                throw .notExecutable(program, isDirectory(program) ? "is a directory" : "permission denied")
+    static func resolve(_ program: [UInt8]) throws(Failure) -> [UInt8] {
+        let slash = UInt8(ascii: "/")
+        if program.contains(slash) {
+            guard access(program.nulTerminated, F_OK) == 0 else { throw .notFound(program.displayed) }
+            guard access(program.nulTerminated, X_OK) == 0, !isDirectory(program) else {
+                throw .notExecutable(program.displayed, isDirectory(program) ? "is a directory" : "permission denied")
             }
             return program
         }
-        let path = String(cString: getenv("PATH") ?? strdup("/usr/local/bin:/usr/bin:/bin"))
-        var nonExecutable: String?
-        for dir in path.split(separator: ":", omittingEmptySubsequences: false) {
-            let candidate = (dir.isEmpty ? "." : String(dir)) + "/" + program
-            guard access(candidate, F_OK) == 0, !isDirectory(candidate) else { continue }
-            if access(candidate, X_OK) == 0 { return candidate }
+        let path = getenv("PATH").map { [UInt8](cString: $0) } ?? Array("/usr/local/bin:/usr/bin:/bin".utf8)
+        var nonExecutable: [UInt8]?
+        for dir in path.split(separator: UInt8(ascii: ":"), omittingEmptySubsequences: false) {
+            let candidate = (dir.isEmpty ? [UInt8(ascii: ".")] : Array(dir)) + [slash] + program
+            guard access(candidate.nulTerminated, F_OK) == 0, !isDirectory(candidate) else { continue }
+            if access(candidate.nulTerminated, X_OK) == 0 { return candidate }
             nonExecutable = nonExecutable ?? candidate
         }
-        if let nonExecutable { throw .notExecutable(nonExecutable, "permission denied") }
-        throw .notFound(program)
+        if let nonExecutable { throw .notExecutable(nonExecutable.displayed, "permission denied") }
+        throw .notFound(program.displayed)
     }
 
-    private static func isDirectory(_ path: String) -> Bool {
+    private static func isDirectory(_ path: [UInt8]) -> Bool {
         var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
+        return stat(path.nulTerminated, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Starts `path` with `arguments` (argv[0] first) and extra environment.
+    /// Starts `path` with `arguments` (argv[0] first, handed to execve as the
+    /// bytes given) and extra environment.
     /// `signalMask`, when given, is the program's signal mask (the one
     /// hangwatch itself was started with, before it unblocked what it forwards);
     /// `ignoringSIGCHLD`: the program starts with SIGCHLD ignored, as hangwatch
     /// was started (see `SignalForwarding.install`).
-    static func spawn(path: String, arguments: [String], environment: [String: String],
+    static func spawn(path: [UInt8], arguments: [[UInt8]], environment: [String: String],
                       signalMask: sigset_t? = nil, ignoringSIGCHLD: Bool = false) throws(Failure) -> pid_t {
         var env: [String: String] = [:]
         var p = environ
@@ -53,14 +57,14 @@ enum ProgramLauncher {
             p += 1
         }
         for (k, v) in environment { env[k] = v }
-        let envStrings = env.map { "\($0.key)=\($0.value)" }
+        let envStrings = env.map { Array("\($0.key)=\($0.value)".utf8) }
         var pid: Int32 = 0
         var mask = signalMask ?? sigset_t()
         let hasMask = signalMask != nil
         let rc = withCStrings(arguments) { argv in
             withCStrings(envStrings) { envp in
                 withUnsafePointer(to: &mask) { maskPointer in
-                    hw_cli_spawn(&pid, path, argv, envp, hasMask ? maskPointer : nil, ignoringSIGCHLD ? 1 : 0)
+                    hw_cli_spawn(&pid, path.nulTerminated, argv, envp, hasMask ? maskPointer : nil, ignoringSIGCHLD ? 1 : 0)
                 }
             }
         }
@@ -69,20 +73,25 @@ enum ProgramLauncher {
             // The file is there but execve says ENOENT: what is missing is its interpreter
             // (an ELF built for another loader, a #! line naming no program), as bash says
             // "required file not found". It was found and cannot be started: 126.
-            if rc == ENOENT && access(path, F_OK) == 0 {
-                throw .spawnFailed(path, "its interpreter is missing (the ELF loader it names, or the program on its #! line)")
+            if rc == ENOENT && access(path.nulTerminated, F_OK) == 0 {
+                throw .spawnFailed(path.displayed,
+                                   "its interpreter is missing (the ELF loader it names, or the program on its #! line)")
             }
-            if rc == ENOENT { throw .notFound(path) }
-            if rc == EACCES || rc == ENOEXEC || rc == EISDIR { throw .notExecutable(path, why) }
-            throw .spawnFailed(path, why)
+            if rc == ENOENT { throw .notFound(path.displayed) }
+            if rc == EACCES || rc == ENOEXEC || rc == EISDIR { throw .notExecutable(path.displayed, why) }
+            throw .spawnFailed(path.displayed, why)
         }
         return pid
     }
 
-    private static func withCStrings<R>(_ strings: [String], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
-        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
-        pointers.append(nil)
-        defer { for p in pointers { free(p) } }
-        return body(pointers)
+    /// NUL-terminated copies of `strings`, then a NULL: an argv or envp for execve.
+    private static func withCStrings<R>(_ strings: [[UInt8]], _ body: ([UnsafeMutablePointer<CChar>?]) -> R) -> R {
+        let copies = strings.map { bytes in
+            let copy = UnsafeMutableBufferPointer<CChar>.allocate(capacity: bytes.count + 1)
+            _ = copy.initialize(from: bytes.nulTerminated)
+            return copy
+        }
+        defer { for copy in copies { copy.deallocate() } }
+        return body(copies.map(\.baseAddress) + [nil])
     }
 }

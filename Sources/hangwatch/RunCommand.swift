@@ -13,7 +13,11 @@ import HangWatch
 /// `hangwatch run`: start the program with the agent, read its sample log
 /// while it runs and after it ends, then write the report.
 enum RunCommand {
-    static func main(_ args: [String]) -> Int32 {
+    /// `words`: the command line after `run`, as the bytes hangwatch was
+    /// given. Options are read from their text; the program's argv is the
+    /// words themselves, from PROGRAM on.
+    static func main(_ words: [[UInt8]]) -> Int32 {
+        let args = words.map(\.displayed)
         let options: RunOptions
         do {
             options = try RunOptions.parse(args)
@@ -25,8 +29,9 @@ enum RunCommand {
             print(Usage.run)
             return 0
         }
-        guard let program = options.program.first else { return usageError("no program given") }
-        let path: String
+        let argv = options.programStart < words.count ? Array(words[options.programStart...]) : []
+        guard let program = argv.first else { return usageError("no program given") }
+        let path: [UInt8]
         do {
             path = try ProgramLauncher.resolve(program)
         } catch {
@@ -80,7 +85,7 @@ enum RunCommand {
         let startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
         let pid: pid_t
         do {
-            pid = try ProgramLauncher.spawn(path: path, arguments: [program] + options.program.dropFirst(),
+            pid = try ProgramLauncher.spawn(path: path, arguments: argv,
                                             environment: environment, signalMask: programSignalMask,
                                             ignoringSIGCHLD: SignalForwarding.startedIgnoringSIGCHLD)
         } catch {
@@ -96,7 +101,7 @@ enum RunCommand {
         let wantsEvents = events != nil || exporter != nil
         let live = !wantsEvents ? nil : Optional(
             LiveHangs(config: options.capture,
-                      process: ProcessInfoRecord(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
+                      process: ProcessInfoRecord(pid: Int(pid), executable: path.displayed, arguments: Array(options.program.dropFirst()),
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
                       processStartNs: startNs, collector: collector))
         live?.remembersClosed = options.rotation != nil
@@ -142,7 +147,7 @@ enum RunCommand {
             notes.append("\(events.failedWrites) hang events could not be written to \(options.eventsPath ?? "the event file")")
         }
         if let events, let note = events.reportNote { notes.append(note) }
-        var facts = ProcessFacts(pid: Int(pid), executable: path, arguments: Array(options.program.dropFirst()),
+        var facts = ProcessFacts(pid: Int(pid), executable: path.displayed, arguments: Array(options.program.dropFirst()),
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)
         facts.startUnixNs = startUnixNs

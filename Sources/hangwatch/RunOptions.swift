@@ -16,7 +16,11 @@ struct RunOptions {
     var otlpEndpoint: String?
     var format: ReportFormat = .text
     var gates = RunGates()
+    /// PROGRAM and its arguments as text: for messages and the report.
     var program: [String] = []
+    /// Where PROGRAM is among the parsed words. From there on they are the
+    /// program's argv, which `run` hands over as the bytes it was given.
+    var programStart = 0
     var showHelp = false
 
     enum ParseError: Error { case message(String) }
@@ -57,6 +61,7 @@ struct RunOptions {
             switch arg {
             case "--":
                 options.program = Array(args[(i + 1)...])
+                options.programStart = i + 1
                 i = args.count
                 continue
             case "-h", "--help": options.showHelp = true
@@ -116,6 +121,7 @@ struct RunOptions {
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
                 options.program = Array(args[i...])
+                options.programStart = i
                 i = args.count
                 continue
             }

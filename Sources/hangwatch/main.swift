@@ -8,11 +8,13 @@ import HangWatch
 
 // Before any unwinding: libunwind's lock takes no signal-mask system calls here.
 hw_cli_unwind_mask_shortcut_install()
-let arguments = Array(CommandLine.arguments.dropFirst())
+// Options are read as text; `run` gets the bytes too, for the program's argv.
+let rawArguments = Array(RawCommandLine.arguments.dropFirst())
+let arguments = rawArguments.map(\.displayed)
 let status: Int32
 switch arguments.first {
 case "run":
-    status = RunCommand.main(Array(arguments.dropFirst()))
+    status = RunCommand.main(Array(rawArguments.dropFirst()))
 case "report":
     status = ReportCommand.main(Array(arguments.dropFirst()))
 case "attach":
