@@ -30,13 +30,16 @@ enum AgentLocator {
     }
 
     /// The program's LD_PRELOAD: $HANGWATCH_PRELOAD_BEFORE (colon-separated
-    /// paths), then the agent, then the LD_PRELOAD hangwatch was given.
+    /// paths), then the agent, then the LD_PRELOAD hangwatch was given, as
+    /// bytes (empty parts left out). Of a variable given more than once, the
+    /// last entry counts, as it does for the dynamic loader.
     /// The paths before the agent are for a runtime that must be loaded
     /// first, such as the AddressSanitizer runtime a sanitized agent needs
     /// (`make test-sanitized`); they reach the program only, never hangwatch.
-    static func programPreload(agent: String, environment: [String: String]) -> String {
-        let parts = [environment["HANGWATCH_PRELOAD_BEFORE"], agent, environment["LD_PRELOAD"]]
-        return parts.compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: ":")
+    static func programPreload(agent: String, environment: ProgramEnvironment) -> [UInt8] {
+        let parts = [environment.lastValue(of: "HANGWATCH_PRELOAD_BEFORE"), Array(agent.utf8),
+                     environment.lastValue(of: "LD_PRELOAD")]
+        return Array(parts.compactMap { $0 }.filter { !$0.isEmpty }.joined(separator: [UInt8(ascii: ":")]))
     }
 }
 

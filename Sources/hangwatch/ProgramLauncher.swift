@@ -4,8 +4,8 @@ import Glibc
 import CHangWatchCLISupport
 
 /// Finds and starts the program to watch, with the agent preloaded.
-/// Paths and the argv are bytes all the way to execve: text (`displayed`)
-/// is made from them for messages only.
+/// Paths, the argv and the environment are bytes all the way to execve:
+/// text (`displayed`) is made from them for messages only.
 enum ProgramLauncher {
     enum Failure: Error {
         case notFound(String)
@@ -41,28 +41,19 @@ enum ProgramLauncher {
         return stat(path.nulTerminated, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR
     }
 
-    /// Starts `path` with `arguments` (argv[0] first, handed to execve as the
-    /// bytes given) and extra environment.
+    /// Starts `path` with `arguments` (argv[0] first) and `environment`
+    /// (the whole of it), each handed to execve as the bytes given.
     /// `signalMask`, when given, is the program's signal mask (the one
     /// hangwatch itself was started with, before it unblocked what it forwards);
     /// `ignoringSIGCHLD`: the program starts with SIGCHLD ignored, as hangwatch
     /// was started (see `SignalForwarding.install`).
-    static func spawn(path: [UInt8], arguments: [[UInt8]], environment: [String: String],
+    static func spawn(path: [UInt8], arguments: [[UInt8]], environment: ProgramEnvironment,
                       signalMask: sigset_t? = nil, ignoringSIGCHLD: Bool = false) throws(Failure) -> pid_t {
-        var env: [String: String] = [:]
-        var p = environ
-        while let entry = p.pointee {
-            let kv = String(cString: entry)
-            if let eq = kv.firstIndex(of: "=") { env[String(kv[..<eq])] = String(kv[kv.index(after: eq)...]) }
-            p += 1
-        }
-        for (k, v) in environment { env[k] = v }
-        let envStrings = env.map { Array("\($0.key)=\($0.value)".utf8) }
         var pid: Int32 = 0
         var mask = signalMask ?? sigset_t()
         let hasMask = signalMask != nil
         let rc = withCStrings(arguments) { argv in
-            withCStrings(envStrings) { envp in
+            withCStrings(environment.entries) { envp in
                 withUnsafePointer(to: &mask) { maskPointer in
                     hw_cli_spawn(&pid, path.nulTerminated, argv, envp, hasMask ? maskPointer : nil, ignoringSIGCHLD ? 1 : 0)
                 }

@@ -59,9 +59,15 @@ enum RunCommand {
         defer { unlink(logPath) }
         log.configure(options.capture)
 
-        var environment = ["HANGWATCH_LOG": logPath]
-        environment["LD_PRELOAD"] = AgentLocator.programPreload(agent: agent,
-                                                                environment: ProcessInfo.processInfo.environment)
+        // hangwatch's own environment, byte for byte, but for the two variables
+        // the agent needs, each made the one entry of its name in the place of
+        // the first (ProgramEnvironment.set): HANGWATCH_LOG replaces any the
+        // program was given (the agent must write to this log), and LD_PRELOAD
+        // joins the agent to the program's own (AgentLocator.programPreload).
+        var environment = ProgramEnvironment.current()
+        let preload = AgentLocator.programPreload(agent: agent, environment: environment)
+        environment.set("HANGWATCH_LOG", to: Array(logPath.utf8))
+        environment.set("LD_PRELOAD", to: preload)
 
         // Opened before the program starts: a path that cannot be written is said at once.
         let events: RotatingEventLog?
