@@ -29,8 +29,10 @@ enum RunCommand {
             print(Usage.run)
             return 0
         }
-        let argv = options.programStart < words.count ? Array(words[options.programStart...]) : []
-        guard let program = argv.first else { return usageError("no program given") }
+        guard let start = options.programStart, start < words.count else { return usageError("no program given") }
+        let argv = Array(words[start...])
+        let program = argv[0]
+        let programArguments = argv.dropFirst().map(\.displayed) // for the report only
         let path: [UInt8]
         do {
             path = try ProgramLauncher.resolve(program)
@@ -107,7 +109,7 @@ enum RunCommand {
         let wantsEvents = events != nil || exporter != nil
         let live = !wantsEvents ? nil : Optional(
             LiveHangs(config: options.capture,
-                      process: ProcessInfoRecord(pid: Int(pid), executable: path.displayed, arguments: Array(options.program.dropFirst()),
+                      process: ProcessInfoRecord(pid: Int(pid), executable: path.displayed, arguments: programArguments,
                                                  exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
                       processStartNs: startNs, collector: collector))
         live?.remembersClosed = options.rotation != nil
@@ -153,7 +155,7 @@ enum RunCommand {
             notes.append("\(events.failedWrites) hang events could not be written to \(options.eventsPath ?? "the event file")")
         }
         if let events, let note = events.reportNote { notes.append(note) }
-        var facts = ProcessFacts(pid: Int(pid), executable: path.displayed, arguments: Array(options.program.dropFirst()),
+        var facts = ProcessFacts(pid: Int(pid), executable: path.displayed, arguments: programArguments,
                                  exitCode: waitStatus.exitCode, signal: waitStatus.signal,
                                  startNs: startNs, endNs: endNs)
         facts.startUnixNs = startUnixNs

@@ -16,11 +16,10 @@ struct RunOptions {
     var otlpEndpoint: String?
     var format: ReportFormat = .text
     var gates = RunGates()
-    /// PROGRAM and its arguments as text: for messages and the report.
-    var program: [String] = []
-    /// Where PROGRAM is among the parsed words. From there on they are the
-    /// program's argv, which `run` hands over as the bytes it was given.
-    var programStart = 0
+    /// Where PROGRAM is among the parsed words (nil: none given). From there
+    /// on they are the program's argv, which `run` hands over as the bytes it
+    /// was given; their text serves messages and the report only.
+    var programStart: Int?
     var showHelp = false
 
     enum ParseError: Error { case message(String) }
@@ -60,7 +59,6 @@ struct RunOptions {
             func next() throws(ParseError) -> String { if let inline { return inline }; return try value(arg) }
             switch arg {
             case "--":
-                options.program = Array(args[(i + 1)...])
                 options.programStart = i + 1
                 i = args.count
                 continue
@@ -120,7 +118,6 @@ struct RunOptions {
                 options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
-                options.program = Array(args[i...])
                 options.programStart = i
                 i = args.count
                 continue
@@ -128,7 +125,7 @@ struct RunOptions {
             i += 1
         }
         if options.showHelp { return options }
-        if options.program.isEmpty { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
+        if (options.programStart ?? args.count) >= args.count { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
         if let rotate {
             guard options.eventsPath != nil else { throw .message("--rotate rotates the --events file: give --events FILE.jsonl too") }
             do {
