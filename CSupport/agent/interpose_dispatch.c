@@ -4,12 +4,15 @@
 // DispatchQueue.main.async/asyncAfter and MainActor jobs all go through them)
 // so that each block is bracketed as main-queue work on whatever thread runs
 // it, and dispatch_main() so the parked OS main thread is not taken for a hang.
-// Only the main queue is touched; everything else passes straight through.
+// Swift Concurrency's pool queues are recognised by the width the runtime
+// gives them (dispatch_queue_set_width) and their jobs bracketed without an
+// allocation (engine/job_pool.c). Everything else passes straight through.
 #include "agent_internal.h"
 
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 typedef void *dispatch_queue_ref;
 typedef uint64_t dispatch_time_value;
@@ -22,6 +25,8 @@ static struct {
     void (*async)(dispatch_queue_ref, void *);
     void (*after)(dispatch_time_value, dispatch_queue_ref, void *);
     void (*dispatch_main)(void);
+    void (*set_width)(dispatch_queue_ref, long);
+    const char *(*label_of)(dispatch_queue_ref);
     void *(*block_copy)(const void *);
     void (*block_release)(const void *);
     bool resolved;
@@ -35,6 +40,8 @@ static void resolve(void) {
     dq.async = (__typeof__(dq.async))dlsym(RTLD_NEXT, "dispatch_async");
     dq.after = (__typeof__(dq.after))dlsym(RTLD_NEXT, "dispatch_after");
     dq.dispatch_main = (__typeof__(dq.dispatch_main))dlsym(RTLD_NEXT, "dispatch_main");
+    dq.set_width = (__typeof__(dq.set_width))dlsym(RTLD_NEXT, "dispatch_queue_set_width");
+    dq.label_of = (__typeof__(dq.label_of))dlsym(RTLD_DEFAULT, "dispatch_queue_get_label");
     dq.block_copy = (__typeof__(dq.block_copy))dlsym(RTLD_DEFAULT, "_Block_copy");
     dq.block_release = (__typeof__(dq.block_release))dlsym(RTLD_DEFAULT, "_Block_release");
     __atomic_store_n(&dq.resolved, true, __ATOMIC_RELEASE);
@@ -76,7 +83,15 @@ static void run_block(void *block) {
     dq.block_release(block);
 }
 
+/// The trampoline for a job of a watched pool queue, or NULL.
+static work_fn job_trampoline(dispatch_queue_ref q, work_fn fn) {
+    int index = hw_pool_queue_index(q);
+    return index >= 0 && hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
+}
+
 HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
+    work_fn job = job_trampoline(q, fn);
+    if (job) { dq.async_f(q, ctx, job); return; }
     wrapped_work *w = wrap_for(q) ? wrap(fn, ctx, true) : NULL;
     if (!w) { dq.async_f(q, ctx, fn); return; }
     hw_main_queue_enqueued();
@@ -84,6 +99,8 @@ HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
 }
 
 HW_EXPORT void dispatch_after_f(dispatch_time_value when, dispatch_queue_ref q, void *ctx, work_fn fn) {
+    work_fn job = job_trampoline(q, fn);
+    if (job) { dq.after_f(when, q, ctx, job); return; }
     wrapped_work *w = wrap_for(q) ? wrap(fn, ctx, false) : NULL;
     if (!w) { dq.after_f(when, q, ctx, fn); return; }
     dq.after_f(when, q, w, run_wrapped);
@@ -102,6 +119,23 @@ HW_EXPORT void dispatch_after(dispatch_time_value when, dispatch_queue_ref q, vo
                           ? wrap(run_block, dq.block_copy(block), false) : NULL;
     if (!w) { dq.after(when, q, block); return; }
     dq.after_f(when, q, w, run_wrapped);
+}
+
+// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
+// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
+#define HW_WIDTH_MAX_LOGICAL_CPUS (-3l)
+#define HW_POOL_QUEUE_LABEL "Swift global concurrent queue"
+
+static bool is_pool_queue(dispatch_queue_ref q, long width) {
+    if (width != HW_WIDTH_MAX_LOGICAL_CPUS || !dq.label_of) return false;
+    const char *label = dq.label_of(q);
+    return label && strcmp(label, HW_POOL_QUEUE_LABEL) == 0;
+}
+
+HW_EXPORT void dispatch_queue_set_width(dispatch_queue_ref q, long width) {
+    resolve();
+    if (is_pool_queue(q, width)) (void)hw_pool_queue_register(q);
+    if (dq.set_width) dq.set_width(q, width);
 }
 
 HW_EXPORT void dispatch_main(void) {

@@ -39,7 +39,7 @@ void hwa_emit_busy(hw_log_header *log, uint32_t type, pid_t tid, uint64_t seq, u
     rec->start_ns = start;
     rec->end_ns = end;
     rec->os_tid = tid;
-    rec->reserved = 0;
+    rec->pool_queue = 0;
     hw_log_commit(&rec->h, type);
 }
 

@@ -62,4 +62,20 @@ void hw_main_queue_run(void (*fn)(void *), void *ctx, bool counted);
 /// and it is idle from now on.
 void hw_main_thread_parks(void);
 
+// ---- Swift Concurrency's cooperative pool (job_pool.c) ----------------------
+
+/// Pool queues told apart (one per job priority the program uses).
+#define HW_POOL_QUEUES 8
+/// `queue` was given the pool's width (dispatch_queue_set_width with
+/// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS): watch its jobs. Returns its index,
+/// or -1 when it is not watched (the engine is off, the table is full).
+int hw_pool_queue_register(void *queue);
+/// The index of a registered pool queue, or -1: a few loads, for every enqueue.
+int hw_pool_queue_index(const void *queue);
+/// Whether `fn` is the runtime's job function (the first job's names it).
+bool hw_pool_accepts(void (*fn)(void *));
+/// The function to enqueue instead of the job function for pool queue `index`:
+/// it runs the job, the same pointer, bracketed as a busy period of its worker.
+void (*hw_pool_trampoline(int index))(void *);
+
 #endif

@@ -100,6 +100,7 @@ struct hw_slot {
     pid_t os_tid;
     uint32_t pending;          // main queue: blocks enqueued and not yet started
     uint32_t role;
+    uint32_t job_queue;        // HW_ROLE_JOB: 1 + the pool queue of the job it runs or ran last
     uint64_t stack_lo, stack_hi;
     // Loop-wait call sites learned for fd-set waits (poll/ppoll/select).
     uintptr_t loop_sites[4];
@@ -175,6 +176,8 @@ void hw_tls_never_watch(void);
 void hw_flush_frames(hw_slot *slot);
 typedef struct hw_tls_saved { hw_slot *slot; uint8_t state; } hw_tls_saved;
 hw_tls_saved hw_tls_enter(hw_slot *slot);
+/// SIGNAL-SAFE. The calling thread's slot if it is watched now, without deciding anything.
+hw_slot *hw_tls_slot_fast(void);
 void hw_tls_leave(hw_tls_saved saved);
 void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
 /// SIGNAL-SAFE. Count of our sampling signals handled on this slot's thread.

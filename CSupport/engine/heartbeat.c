@@ -149,6 +149,7 @@ void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, ui
     rec->start_ns = start;
     rec->end_ns = end;
     rec->os_tid = slot->os_tid;
+    rec->pool_queue = slot->job_queue;
     hw_log_commit(&rec->h, type);
 }
 
@@ -176,8 +177,9 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
         // mode (the library's dispatchMain()) is ended by the worker that ran
         // the probe or by the watchdog, two threads: it records none (its
         // "frames" would only be the stalls, with estimated starts anyway).
+        // A pool worker's jobs are no frames either.
         bool shared_slot = slot->role == HW_ROLE_MAIN_QUEUE && __atomic_load_n(&hw_g.probe_main_queue, __ATOMIC_ACQUIRE);
-        if (hw_g.config.frame_ns && !slot->frames_elsewhere && !shared_slot) {
+        if (hw_g.config.frame_ns && !slot->frames_elsewhere && !shared_slot && slot->role != HW_ROLE_JOB) {
             uint32_t i = slot->frame_count;
             if (i >= HW_FRAME_BATCH) { // never past the buffer, whatever went wrong
                 hw_flush_frames(slot);
@@ -205,6 +207,9 @@ void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) {
 }
 
 bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {
+    // A job runs inside a pool worker, never inside a loop of its own: even
+    // an epoll wait in it is the job blocking.
+    if (slot->role == HW_ROLE_JOB) return false;
     switch (kind) {
     case HW_WAIT_EPOLL:
         // Waiting on an epoll set is waiting on an event loop, nested ones included.

@@ -87,6 +87,7 @@ static void announce_hang(hw_slot *slot, uint64_t seq, uint64_t since) {
     rec->start_ns = since;
     rec->end_ns = 0;
     rec->os_tid = slot->os_tid;
+    rec->pool_queue = __atomic_load_n(&slot->job_queue, __ATOMIC_RELAXED); // stored before the busy_seq we read
     hw_log_commit(&rec->h, HW_REC_HANG_START);
 }
 

@@ -178,7 +178,8 @@ typedef struct hw_rec_module {
     char path[];    // path_len bytes, NUL-terminated
 } hw_rec_module;
 
-enum { HW_ROLE_MAIN_THREAD = 0, HW_ROLE_MAIN_QUEUE = 1, HW_ROLE_LOOP = 2 };
+/// HW_ROLE_JOB: a worker of Swift Concurrency's cooperative pool, busy while it runs a job.
+enum { HW_ROLE_MAIN_THREAD = 0, HW_ROLE_MAIN_QUEUE = 1, HW_ROLE_LOOP = 2, HW_ROLE_JOB = 3 };
 
 typedef struct hw_rec_thread {
     hw_rec_header h;
@@ -249,7 +250,7 @@ typedef struct hw_rec_busy {
     uint64_t start_ns;
     uint64_t end_ns;  // 0 for HW_REC_HANG_START
     int32_t os_tid;   // the thread that ran the work (differs from tid for the main queue)
-    uint32_t reserved;
+    uint32_t pool_queue; // a job's: 1 + the index of its pool queue (HW_NOTE_POOL_QUEUE); else 0
 } hw_rec_busy;
 
 /// Slot id of the main dispatch queue, whose work runs on changing worker threads.
@@ -262,6 +263,7 @@ enum hw_note_code {
     HW_NOTE_STATE_UNREADABLE = 4,  // /proc could not say what the thread was doing: ticks left unsampled, no signal sent
     HW_NOTE_SAMPLER = 5,           // value: the running-thread sampler (low 32 bits, hw_sampler) and, for signals, the errno that refused perf_event_open (high 32)
     HW_NOTE_KERNEL_SAMPLES_LOST = 6, // value: kernel samples lost because the watchdog drained its ring too late
+    HW_NOTE_POOL_QUEUE = 7,        // value: a cooperative-pool queue's index (high 32 bits) and how many of its jobs can run at once (low 32)
 };
 
 /// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).

@@ -1,0 +1,130 @@
+// Swift Concurrency's cooperative pool: each job as a busy period of the
+// worker thread that runs it (docs/COOPERATIVE-POOL.md).
+//
+// The runtime makes one concurrent queue per job priority and sets its width
+// to DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS; the agent's wrapper of
+// dispatch_queue_set_width hands such queues here once each. Every job is
+// then enqueued with dispatch_async_f(queue, job, fn) where fn is the
+// runtime's one job-running function: the wrapper swaps fn for this queue's
+// trampoline, passing the job pointer on unchanged (no allocation). The
+// trampoline calls the remembered fn between a heartbeat's wait_end and
+// wait_begin on a slot of role HW_ROLE_JOB, one per worker thread, claimed at
+// its first job and released at the thread's exit. Between jobs the slot is
+// waiting; inside one, the slot is the thread's current one, so its waits
+// are blocked calls with saved registers, never a loop's idle wait.
+//
+// A pool hang (every thread of one queue inside a job) is derived by the
+// reader from the job hangs: each job busy record carries 1 + its queue's
+// index, and a HW_NOTE_POOL_QUEUE note per queue gives the queue's width.
+#include "engine_internal.h"
+
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+typedef void (*hw_job_fn)(void *);
+
+static struct {
+    void *queue[HW_POOL_QUEUES]; // atomic: published once each, in index order
+    uint32_t count;              // atomic
+    hw_job_fn run_job;           // atomic: the runtime's job function, learnt from the first job
+    pthread_mutex_t lock;
+} pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+enum { WORKER_UNKNOWN = 0, WORKER_WATCHED = 1, WORKER_NEVER = 2 };
+static __thread hw_slot *worker_slot __attribute__((tls_model("initial-exec")));
+static __thread uint8_t worker_state __attribute__((tls_model("initial-exec")));
+static __thread bool in_job __attribute__((tls_model("initial-exec")));
+
+/// Threads one queue of width MAX_LOGICAL_CPUS can run at once: the CPUs
+/// this process may use (libdispatch sizes its root-queue pools by the
+/// online CPUs; an affinity mask narrower than that still lets only that
+/// many run at once, but libdispatch keeps the wider count of threads).
+static uint32_t pool_width(void) {
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    return online > 0 ? (uint32_t)online : 1u;
+}
+
+int hw_pool_queue_register(void *queue) {
+    if (!queue || !hw_engine_running() || hw_g.disabled) return -1;
+    int index = hw_pool_queue_index(queue);
+    if (index >= 0) return index;
+    pthread_mutex_lock(&pool.lock);
+    uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    index = -1;
+    for (uint32_t i = 0; i < n; i++)
+        if (pool.queue[i] == queue) index = (int)i;
+    if (index < 0 && n < HW_POOL_QUEUES) {
+        __atomic_store_n(&pool.queue[n], queue, __ATOMIC_RELEASE);
+        __atomic_store_n(&pool.count, n + 1, __ATOMIC_RELEASE);
+        index = (int)n;
+        hw_write_note(0, HW_NOTE_POOL_QUEUE, (uint64_t)index << 32 | pool_width());
+    }
+    pthread_mutex_unlock(&pool.lock);
+    return index;
+}
+
+int hw_pool_queue_index(const void *queue) {
+    uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++)
+        if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) == queue) return (int)i;
+    return -1;
+}
+
+bool hw_pool_accepts(void (*fn)(void *)) {
+    hw_job_fn known = __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE);
+    if (known) return known == fn;
+    // The first job names the function; anything else later passes through unbracketed.
+    __atomic_compare_exchange_n(&pool.run_job, &known, fn, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn;
+}
+
+/// The calling worker's job slot, claimed at its first job; NULL on a thread
+/// that is watched otherwise (a loop, the main thread) or when the table is full.
+static hw_slot *claim_worker_slot(void) {
+    if (worker_state == WORKER_NEVER) return NULL;
+    worker_state = WORKER_NEVER;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (tid == hw_g.pid || hw_tls_slot_fast() || !hw_owned()) return NULL;
+    hw_slot *slot = hw_slot_register(tid, HW_ROLE_JOB);
+    if (!slot) return NULL;
+    // Idle from the start: a worker has no launch period of its own.
+    __atomic_store_n(&slot->idle_since_ns, hw_now_ns(), __ATOMIC_RELAXED);
+    slot->launched = true;
+    __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
+    // Outside its jobs the worker is no loop of its own: its waits are never
+    // taken for one (and the exit hook stays bound to this slot).
+    hw_tls_never_watch();
+    hw_slot_bind_thread(slot);
+    worker_slot = slot;
+    worker_state = WORKER_WATCHED;
+    return slot;
+}
+
+static void run_job(uint32_t queue, void *job) {
+    hw_job_fn fn = __atomic_load_n(&pool.run_job, __ATOMIC_RELAXED);
+    hw_slot *slot = __builtin_expect(worker_state == WORKER_WATCHED, 1) ? worker_slot : claim_worker_slot();
+    if (!slot || in_job || hw_g.disabled) { fn(job); return; }
+    if (slot->job_queue != queue + 1) __atomic_store_n(&slot->job_queue, queue + 1, __ATOMIC_RELAXED);
+    in_job = true;
+    hw_heartbeat_wait_end(slot);
+    hw_tls_saved saved = hw_tls_enter(slot);
+    fn(job);
+    hw_tls_leave(saved);
+    hw_heartbeat_wait_begin(slot);
+    in_job = false;
+}
+
+// One trampoline per queue index: the job pointer is the only argument, so
+// the queue is told by which function runs.
+#define HW_TRAMPOLINE(i) static void run_job_##i(void *job) { run_job(i, job); }
+HW_TRAMPOLINE(0) HW_TRAMPOLINE(1) HW_TRAMPOLINE(2) HW_TRAMPOLINE(3)
+HW_TRAMPOLINE(4) HW_TRAMPOLINE(5) HW_TRAMPOLINE(6) HW_TRAMPOLINE(7)
+static void (*const trampolines[HW_POOL_QUEUES])(void *) = {
+    run_job_0, run_job_1, run_job_2, run_job_3, run_job_4, run_job_5, run_job_6, run_job_7,
+};
+_Static_assert(HW_POOL_QUEUES == 8, "one trampoline per pool queue");
+
+void (*hw_pool_trampoline(int index))(void *) {
+    return index >= 0 && index < HW_POOL_QUEUES ? trampolines[index] : NULL;
+}
