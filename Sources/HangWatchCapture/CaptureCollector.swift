@@ -101,12 +101,17 @@ package final class CaptureCollector {
                                                              isLaunch: b.flags & UInt32(HW_BUSY_LAUNCH) != 0)
             period.startNs = b.start_ns
             if b.os_tid != 0 { period.osTid = b.os_tid }
+            if b.pool_queue != 0 { period.poolQueue = b.pool_queue }
             if ended { period.endNs = b.end_ns }
             if ended && b.flags & UInt32(HW_BUSY_THREAD_EXIT) != 0 { period.endedByThreadExit = true }
             run.busyPeriods[key] = period
             if tracksUpdates { updatedPeriods.append(key) }
         case Int(HW_REC_NOTE.rawValue):
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
+            if n.code == HW_NOTE_POOL_QUEUE.rawValue {
+                run.poolWidths[UInt32(truncatingIfNeeded: n.value >> 32) + 1] = Int(UInt32(truncatingIfNeeded: n.value))
+                break
+            }
             let note = CaptureNote(tid: n.tid, code: n.code, value: n.value)
             // Notes whose text names no value are kept once per thread whatever their value,
             // so per-hang repeats cannot use up the cap before another thread's first note.

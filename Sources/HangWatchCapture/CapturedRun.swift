@@ -19,6 +19,9 @@ public struct CapturedRun: Sendable {
     /// The stacks the samples refer to.
     public var stacks = StackTable()
     public var notes: [CaptureNote] = []
+    /// Swift Concurrency's pool queues: how many jobs each can run at once, by
+    /// queue number (the `poolQueue` of its jobs' busy periods).
+    public var poolWidths: [UInt32: Int] = [:]
     /// Frame loops: their frames (busy periods) folded, by slot id.
     public var frames: [Int32: FrameTally] = [:]
     public var exitTimeNs: UInt64?
@@ -80,6 +83,8 @@ public struct BusyPeriod: Sendable, Equatable {
     public var isLaunch: Bool
     /// It ended because its thread exited: the loop was gone, not hung.
     public var endedByThreadExit = false
+    /// A Swift Concurrency job's: its pool queue's number (`CapturedRun.poolWidths`); 0 for any other.
+    public var poolQueue: UInt32 = 0
     package init(tid: Int32, seq: UInt64, generation: UInt32 = 0, osTid: Int32, startNs: UInt64, endNs: UInt64?,
                  isLaunch: Bool, endedByThreadExit: Bool = false) {
         self.tid = tid

@@ -2,7 +2,7 @@
 
 import Foundation
 
-/// Reads and writes reports as JSON (schemaVersion 3; versions 1 and 2 are still read).
+/// Reads and writes reports as JSON (schemaVersion 4; versions 1 to 3 are still read).
 ///
 /// Writing goes through explicit encoders so optional fields appear as `null`
 /// and keys are sorted, which makes files stable to diff and easy to consume
@@ -13,9 +13,11 @@ public enum JSONReport {
     /// `cpuMs`, `runnableMs`, `lockOwner` and `runningThreads`.
     /// 3: a hang's `kind` may be `unknown` (nothing measured its thread), which a
     /// version-2 reader would refuse as a bad value rather than as a newer file.
-    public static let schemaVersion = 3
+    /// 4: `thread.role` may be `job` or `cooperative-pool`, and a pool hang has
+    /// `poolThreads` (null on every other hang).
+    public static let schemaVersion = 4
     /// Older versions this build still reads.
-    public static let readableVersions: ClosedRange<Int> = 1...3
+    public static let readableVersions: ClosedRange<Int> = 1...4
 
     /// Call trees are written at most this many levels deep; deeper levels (a runaway
     /// recursion) are dropped, their weight still counted in the last written node.

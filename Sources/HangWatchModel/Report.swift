@@ -1,5 +1,5 @@
 // The report model: plain value types shared by every renderer and by the
-// JSON file format (schemaVersion 3). Field names are a public contract.
+// JSON file format (schemaVersion 4). Field names are a public contract.
 
 /// A whole run: the process, the thresholds in force and every hang found.
 public struct Report: Codable, Sendable, Equatable {
@@ -138,7 +138,9 @@ public struct ThreadRef: Codable, Sendable, Equatable, Hashable {
     public var name: String
     /// Which loop the thread was running: `main-thread` (the OS main thread's run loop
     /// or `epoll`/`poll` loop), `main-queue` (main dispatch queue work, on whichever
-    /// worker ran it) or `loop` (an event-loop thread named with `--thread`).
+    /// worker ran it), `loop` (an event-loop thread named with `--thread`), `job`
+    /// (one Swift Concurrency job on a cooperative-pool thread) or `cooperative-pool`
+    /// (the whole pool taken: `tid` 0, the threads are the hang's `poolThreads`).
     public var role: String
     /// A thread reference; the role defaults to `main-thread`.
     public init(tid: Int, name: String, role: String = "main-thread") {
@@ -192,11 +194,15 @@ public struct Hang: Codable, Sendable, Equatable {
     public var lockOwner: LockOwner?
     /// For a wait in futex with no owner known: the threads that used CPU meanwhile, most first.
     public var runningThreads: [RunningThread]
+    /// For a `cooperative-pool` hang: every pool thread, each in the job that took it; nil otherwise.
+    public var poolThreads: [PoolThread]?
     /// A hang with every field given; the thread-state fields (`cpuMs` and after) default to unknown.
     public init(id: Int, thread: ThreadRef, startMs: Double, durationMs: Double, reported: Bool,
                 inProgress: Bool, kind: HangKind, blockedIn: String?, sampleCount: Int,
                 sampleCoverage: Double, callTree: CallTreeNode?, cpuMs: Double? = nil, runnableMs: Double? = nil,
-                blockedSymbol: String? = nil, lockOwner: LockOwner? = nil, runningThreads: [RunningThread] = []) {
+                blockedSymbol: String? = nil, lockOwner: LockOwner? = nil, runningThreads: [RunningThread] = [],
+                poolThreads: [PoolThread]? = nil) {
+        self.poolThreads = poolThreads
         self.cpuMs = cpuMs
         self.runnableMs = runnableMs
         self.blockedSymbol = blockedSymbol

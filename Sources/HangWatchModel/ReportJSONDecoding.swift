@@ -100,6 +100,7 @@ struct HangFileJSON: Decodable {
             runnableMs: try c.decodeIfPresent(Double.self, forKey: "runnableMs"),
             blockedSymbol: symbol,
             lockOwner: try c.decodeIfPresent(LockOwner.self, forKey: "lockOwner"),
-            runningThreads: try c.decodeIfPresent([RunningThread].self, forKey: "runningThreads") ?? [])
+            runningThreads: try c.decodeIfPresent([RunningThread].self, forKey: "runningThreads") ?? [],
+            poolThreads: try c.decodeIfPresent([PoolThread].self, forKey: "poolThreads"))
     }
 }

@@ -116,6 +116,25 @@ struct HangJSON: JSONTree {
             ("runnableMs", .optional(hang.runnableMs, ms)),
             ("lockOwner", .optional(hang.lockOwner) { LockOwnerJSON(owner: $0, maxTreeDepth: maxTreeDepth).json }),
             ("runningThreads", .array(hang.runningThreads.map { RunningThreadJSON(thread: $0).json })),
+            ("poolThreads", .optional(hang.poolThreads) { threads in
+                .array(threads.map { PoolThreadJSON(thread: $0, maxTreeDepth: maxTreeDepth).json })
+            }),
+        ])
+    }
+}
+
+struct PoolThreadJSON: JSONTree {
+    var thread: PoolThread
+    var maxTreeDepth: Int
+    var json: JSONValue {
+        .object([
+            ("tid", .integer(thread.tid)),
+            ("name", .string(thread.name)),
+            ("state", .string(thread.state)),
+            ("blockedIn", .optional(thread.blockedIn, JSONValue.string)),
+            ("jobHangId", .integer(thread.jobHangId)),
+            ("cpuMs", .optional(thread.cpuMs, ms)),
+            ("callTree", .optional(thread.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
         ])
     }
 }

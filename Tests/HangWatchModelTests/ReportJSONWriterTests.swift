@@ -45,7 +45,12 @@ import Testing
                  blockedSymbol: r.chance(50) ? string(&r) : nil,
                  lockOwner: r.chance(30) ? LockOwner(tid: r.below(99999), name: string(&r), evidence: string(&r),
                                                      callTree: r.chance(50) ? node(&r, depth: 2) : nil) : nil,
-                 runningThreads: (0..<r.below(3)).map { _ in RunningThread(tid: r.below(99999), name: string(&r), cpuMs: double(&r)) })
+                 runningThreads: (0..<r.below(3)).map { _ in RunningThread(tid: r.below(99999), name: string(&r), cpuMs: double(&r)) },
+                 poolThreads: r.chance(30) ? (0..<r.below(3)).map { _ in
+                     PoolThread(tid: r.below(99999), name: string(&r), state: string(&r),
+                                blockedIn: r.chance(50) ? string(&r) : nil, jobHangId: r.below(9),
+                                cpuMs: r.chance(60) ? double(&r) : nil, callTree: r.chance(50) ? node(&r, depth: 2) : nil)
+                 } : nil)
         }
         let loops = (0..<r.below(3)).map { _ in frames(&r) }
         return Report(process: ProcessInfoRecord(pid: r.below(1 << 22), executable: string(&r),

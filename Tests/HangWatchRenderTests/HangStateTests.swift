@@ -167,7 +167,7 @@ import Testing
         let data = try JSONReport.encode(report)
         let object = try #require(JSONSerialization.jsonObject(with: data) as? [String: Any])
         #expect((object["hangs"] as? [[String: Any]])?.first?["kind"] as? String == "unknown")
-        #expect(object["schemaVersion"] as? Int == 3)
+        #expect(object["schemaVersion"] as? Int == JSONReport.schemaVersion)
         #expect(try JSONReport.decode(data) == report)
         #expect(TextRenderer.render(report).contains("unknown"))
     }
