@@ -67,6 +67,7 @@ package struct ReportBuilder {
         }
 
         var hangs: [Hang] = []
+        var jobs: [PoolHangs.Job] = []
         var launch: Launch?
         for period in periods where !period.endedByThreadExit {
             let samples = periodSamples(period)
@@ -85,8 +86,11 @@ package struct ReportBuilder {
             if let hang = hang(of: period, id: hangs.count + 1, endNs: end, run: run, stacks: stacks,
                                processStartNs: process.startNs) {
                 hangs.append(hang)
+                if hang.thread.role == Hang.jobRole { jobs.append(PoolHangs.Job(hang: hang, period: period, endNs: end)) }
             }
         }
+        let pool = PoolHangs(config: config, msPerSample: msPerSample)
+        hangs = Self.numbered(hangs + pool.hangs(jobs: jobs, run: run, stacks: stacks, processStartNs: process.startNs))
         let frameLoops = frameStats(run: run)
         let notes = extraNotes + symbolicator.notes + sourceNotes + Self.describe(run: run)
         return Report(
@@ -142,6 +146,30 @@ package struct ReportBuilder {
             lockOwner: states.lockOwner, runningThreads: states.runningThreads)
     }
 
+    /// `hangs` in start order (a pool hang before the jobs that filled it when
+    /// they start together), numbered from 1, the pool threads' job ids following.
+    package static func numbered(_ hangs: [Hang]) -> [Hang] {
+        let ordered = hangs.enumerated().sorted {
+            let pool0 = $0.element.thread.role == Hang.cooperativePoolRole
+            let pool1 = $1.element.thread.role == Hang.cooperativePoolRole
+            return ($0.element.startMs, pool0 ? 0 : 1, $0.offset) < ($1.element.startMs, pool1 ? 0 : 1, $1.offset)
+        }.map(\.element)
+        var newId: [Int: Int] = [:]
+        for (index, hang) in ordered.enumerated() where hang.thread.role != Hang.cooperativePoolRole {
+            newId[hang.id] = index + 1
+        }
+        return ordered.enumerated().map { index, hang in
+            var hang = hang
+            hang.id = index + 1
+            hang.poolThreads = hang.poolThreads?.map { thread in
+                var thread = thread
+                thread.jobHangId = newId[thread.jobHangId] ?? thread.jobHangId
+                return thread
+            }
+            return hang
+        }
+    }
+
     /// Milliseconds from `start` to `end`, 0 when `end` is earlier: the log's
     /// times come from two clocks (the heartbeat's TSC stamps, the watchdog's
     /// clock_gettime) a few µs apart, and from a file that may be damaged.
@@ -164,6 +192,7 @@ package struct ReportBuilder {
         switch role {
         case UInt32(HW_ROLE_MAIN_QUEUE): return "main-queue"
         case UInt32(HW_ROLE_LOOP): return "loop"
+        case UInt32(HW_ROLE_JOB): return Hang.jobRole
         default: return "main-thread"
         }
     }

@@ -20,7 +20,7 @@ enum HangListText {
             if hang.inProgress { flags.append("in progress") }
             if hang.reported { flags.append("reported") }
             return ["#\(hang.id)", NumberFormat.offset(fromMs: hang.startMs), NumberFormat.ms(hang.durationMs),
-                    hang.thread.name.isEmpty ? "(\(hang.thread.tid))" : "\(hang.thread.name) (\(hang.thread.tid))",
+                    PoolText.listLabel(hang.thread),
                     kind(hang), "\(hang.sampleCount)",
                     NumberFormat.percent(hang.sampleCoverage, of: 1, decimals: 0), flags.joined(separator: ", ")]
         }
@@ -30,13 +30,15 @@ enum HangListText {
 
     /// The header of a reported hang followed by its call tree.
     static func detail(_ hang: Hang, width: Int) -> [String] {
-        var header = "Hang #\(hang.id) — \(NumberFormat.ms(hang.durationMs)) on \(thread(hang.thread)), "
+        var header = "Hang #\(hang.id) — \(NumberFormat.ms(hang.durationMs)) on \(PoolText.threadLabel(hang.thread)), "
             + "\(kind(hang)), started \(NumberFormat.offset(fromMs: hang.startMs)), "
             + "\(hang.sampleCount) \(hang.sampleCount == 1 ? "sample" : "samples") "
             + "(\(NumberFormat.percent(hang.sampleCoverage, of: 1, decimals: 0)) coverage)"
         if hang.inProgress { header += ", still going on when the program ended" }
         var out = TextLayout.wrap(header, width: width) + HangStateText.detailLines(hang, width: width)
-        if let tree = hang.callTree {
+        if hang.poolThreads != nil {
+            out += PoolText.lines(hang, width: width) // each thread's own tree, not their merge
+        } else if let tree = hang.callTree {
             out += CallTreeText(width: width).lines(for: tree)
         } else {
             out.append("  no call tree: no usable samples were captured")

@@ -1,0 +1,48 @@
+// The cooperative pool in the text report: a pool hang's threads, each with
+// its one-line state and its own call tree.
+
+import Foundation
+import HangWatchModel
+
+enum PoolText {
+    /// What a hang's header says it was on: "oot.default-qos (tid 812) in one job",
+    /// "the cooperative pool (2 threads)", or the thread itself.
+    static func threadLabel(_ thread: ThreadRef) -> String {
+        switch thread.role {
+        case Hang.cooperativePoolRole: return "the " + (thread.name.isEmpty ? "cooperative pool" : thread.name)
+        case Hang.jobRole: return HangListText.thread(thread) + " in one job"
+        default: return HangListText.thread(thread)
+        }
+    }
+
+    /// The hang list's column: "job oot.default-qos (812)", "pool (2 threads)", or "name (tid)".
+    static func listLabel(_ thread: ThreadRef) -> String {
+        let plain = thread.name.isEmpty ? "(\(thread.tid))" : "\(thread.name) (\(thread.tid))"
+        switch thread.role {
+        case Hang.cooperativePoolRole:
+            return thread.name.replacingOccurrences(of: "cooperative pool", with: "pool")
+        case Hang.jobRole: return "job " + plain
+        default: return plain
+        }
+    }
+
+    /// "tid 812 oot.default-qos: blocked in usleep, its job is hang #1, on a CPU 0.7 ms".
+    static func stateLine(_ thread: PoolThread) -> String {
+        var text = "tid \(thread.tid)" + (thread.name.isEmpty ? "" : " \(thread.name)") + ": "
+        text += thread.state == "blocked" ? "blocked" + (thread.blockedIn.map { " in \($0)" } ?? "") : "running"
+        text += ", its job is hang #\(thread.jobHangId)"
+        if let cpu = thread.cpuMs { text += ", on a CPU \(NumberFormat.ms(cpu)) of its job" }
+        return text
+    }
+
+    /// Every pool thread's state and tree, under a pool hang's header.
+    static func lines(_ hang: Hang, width: Int) -> [String] {
+        guard let threads = hang.poolThreads else { return [] }
+        var out = TextLayout.wrap("  every thread of the pool was inside a job; the threads:", width: width)
+        for thread in threads {
+            out += TextLayout.wrap("  " + stateLine(thread), width: width, hangingIndent: 4)
+            if let tree = thread.callTree { out += CallTreeText(width: width).lines(for: tree) }
+        }
+        return out
+    }
+}
