@@ -78,6 +78,9 @@ let package = Package(
         .target(name: "DemoSupport", dependencies: ["HangWatch"], path: "Demos/Shared"),
         .executableTarget(name: "DispatchMainDemo", dependencies: ["DemoSupport"], path: "Demos/DispatchMainDemo"),
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
+        .executableTarget(name: "AsyncPoolDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncPoolDemo"),
+        // A test program: Swift Concurrency's observable behaviour, plain against watched.
+        .executableTarget(name: "ConcurrencyChecks", path: "Tests/programs/ConcurrencyChecks"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
         .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
         .executableTarget(name: "LibraryAPIDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/LibraryAPIDemo"),

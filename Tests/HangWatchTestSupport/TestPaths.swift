@@ -30,6 +30,8 @@ package enum TestPaths {
     package static var runLoopDemo: String { buildDirectory.appendingPathComponent("RunLoopDemo").path }
     package static var dispatchMainDemo: String { buildDirectory.appendingPathComponent("DispatchMainDemo").path }
     package static var asyncMainDemo: String { buildDirectory.appendingPathComponent("AsyncMainDemo").path }
+    package static var asyncPoolDemo: String { buildDirectory.appendingPathComponent("AsyncPoolDemo").path }
+    package static var concurrencyChecks: String { buildDirectory.appendingPathComponent("ConcurrencyChecks").path }
     package static var frameLoopDemo: String { buildDirectory.appendingPathComponent("FrameLoopDemo").path }
     package static var waitDemo: String { buildDirectory.appendingPathComponent("WaitDemo").path }
     package static var libraryAPIDemo: String { buildDirectory.appendingPathComponent("LibraryAPIDemo").path }

@@ -1,0 +1,85 @@
+import Foundation
+import HangWatchModel
+import HangWatchTestSupport
+import Testing
+
+extension Integration {
+    /// Swift Concurrency's cooperative pool under `hangwatch run`, with no code change.
+    @Suite struct CooperativePool {
+        /// The pool's width as the agent counts it (libdispatch's online CPUs).
+        static let width = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+
+        @Test func starvedPoolAndLongJobsAreHangsOnTheProgramsClock() throws {
+            let run = try HangwatchRun.run(TestPaths.asyncPoolDemo)
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            let hangs = run.report.hangs
+            let pool = hangs.filter { $0.thread.role == Hang.cooperativePoolRole }
+            let jobs = hangs.filter { $0.thread.role == Hang.jobRole }
+            #expect(hangs.count == pool.count + jobs.count, "only pool and job hangs: \(hangs.map(\.thread.role))")
+            try #require(pool.count == 2, "pool hangs: \(pool.map(\.durationMs))")
+
+            // Each pool hang on the program's own clock: the latest thread taken to the first freed.
+            let tolerance = 5 + run.stolenMs
+            let phases = [("pool-blocked", HangKind.blocked, "blockInSynchronousAPI"),
+                          ("pool-cpu", HangKind.cpu, "computeWithoutYielding")]
+            for (hang, (name, kind, function)) in zip(pool, phases) {
+                let work = try #require(run.work(name).first)
+                #expect(abs(hang.durationMs - work.durationMs) <= tolerance, "\(name): \(hang.durationMs) vs \(work.durationMs)")
+                #expect(hang.kind == kind, "\(name): \(hang.kind)")
+                #expect(hang.reported)
+                let threads = try #require(hang.poolThreads)
+                #expect(threads.count == Self.width, "\(name): \(threads.count) threads")
+                #expect(Set(threads.map(\.tid)).count == threads.count)
+                for thread in threads {
+                    #expect(thread.state == (kind == .cpu ? "running" : "blocked"))
+                    #expect(thread.blockedIn == (kind == .cpu ? nil : "usleep"))
+                    let tree = try #require(thread.callTree)
+                    #expect(tree.heaviestPathSymbols.contains { $0.contains(function) }, "\(name) thread \(thread.tid)")
+                    // Each thread's job is a job hang of its own, named by id.
+                    let job = try #require(hangs.first { $0.id == thread.jobHangId })
+                    #expect(job.thread.role == Hang.jobRole && job.thread.tid == thread.tid)
+                    #expect(job.startMs <= hang.startMs + 0.001 && job.durationMs >= hang.durationMs - 0.001)
+                }
+            }
+
+            // One 300 ms request on a free pool: exactly one job hang, no pool hang.
+            let response = try #require(run.work("renderLargeResponse").first)
+            let long = jobs.filter { abs($0.durationMs - response.durationMs) <= tolerance }
+            #expect(long.count == 1, "job hangs: \(jobs.map(\.durationMs))")
+            #expect(try #require(long.first?.callTree).heaviestPathSymbols.contains { $0.contains("renderLargeResponse") })
+            #expect(long.first?.kind == .cpu)
+
+            // Callers piled on an actor: each call a job hang in the actor's method, one at a time.
+            let calls = run.work("rebuildSession-0") + run.work("rebuildSession-1") + run.work("rebuildSession-2")
+            #expect(calls.count == 3)
+            let actorJobs = jobs.filter { job in job.durationMs < 200 }
+            #expect(actorJobs.count == 3, "actor jobs: \(actorJobs.map(\.durationMs))")
+            for (job, call) in zip(actorJobs, calls) {
+                #expect(abs(job.durationMs - call.durationMs) <= tolerance, "\(job.durationMs) vs \(call.durationMs)")
+            }
+            // Every job hang is one of the pieces of work: the 20,000 tiny jobs gave none.
+            #expect(jobs.count == 2 * Self.width + 1 + 3, "job hangs: \(jobs.map(\.durationMs))")
+        }
+
+        @Test func aWatchedRuntimeBehavesAsAPlainOne() throws {
+            for environment in [[:], ["HANGWATCH_SAMPLER": "signal"]] {
+                var attempts = 0
+                var differences: [String] = []
+                repeat {
+                    attempts += 1
+                    let plain = try ProcessRunner.run(TestPaths.concurrencyChecks, [], timeout: 60)
+                    let report = try TestPaths.scratch().appendingPathComponent("report.txt").path
+                    let watched = try ProcessRunner.run(
+                        TestPaths.hangwatch, ["run", "-o", report, "--", TestPaths.concurrencyChecks],
+                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, timeout: 60)
+                    #expect(plain.status == 3 && watched.status == 3, "exit: plain \(plain.status), watched \(watched.status)")
+                    let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: 25)
+                    #expect(found.exact.isEmpty, "\(environment): \(found.exact)")
+                    #expect(Observations(plain.stdout).checks.count == 8, "\(plain.stdout)")
+                    differences = found.timing
+                } while !differences.isEmpty && attempts < 3
+                #expect(differences.isEmpty, "\(environment): \(differences)")
+            }
+        }
+    }
+}

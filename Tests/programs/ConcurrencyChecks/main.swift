@@ -1,0 +1,104 @@
+// Swift Concurrency's observable behaviour, one line per check
+// (`<check> key=value ...`, keys ending in "ms" are timings): run plain and
+// under `hangwatch run`, every value must agree. It exercises what the
+// agent's job trampoline touches: task results and their order, actor
+// ordering, cancellation, priority escalation, task-local values, delayed
+// jobs, a job blocking in a synchronous call, and the exit status.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum Request { @TaskLocal static var id: String = "none" }
+
+actor Ledger {
+    var entries: [Int] = []
+    func append(_ value: Int) { entries.append(value) }
+}
+
+func now() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
+func ms(since start: UInt64) -> String { String(Int((now() - start) / 1_000_000)) }
+
+@inline(never) func work(_ n: Int) -> Int { (0..<(Int(UInt(bitPattern: n) % 97) + 3)).reduce(n) { ($0 &* 31) &+ $1 } }
+
+@main struct ConcurrencyChecks {
+    static func main() async {
+        // Results of many jobs, in a task group and with async let.
+        let sum = await withTaskGroup(of: Int.self) { group in
+            for i in 0..<5000 { group.addTask { work(i) } }
+            var total = 0
+            for await value in group { total &+= value }
+            return total
+        }
+        async let a = work(11)
+        async let b = work(12)
+        let pair = await [a, b]
+        print("results group=\(sum) asynclet=\(pair[0]),\(pair[1])")
+
+        // An actor serialises one caller's calls in order.
+        let ledger = Ledger()
+        for i in 0..<200 { await ledger.append(i) }
+        let entries = await ledger.entries
+        print("actor ordered=\(entries == Array(0..<200)) count=\(entries.count)")
+
+        // Cancellation reaches a sleeping child.
+        let sleeper = Task { () -> String in
+            do { try await Task.sleep(nanoseconds: 5_000_000_000); return "slept" }
+            catch is CancellationError { return "cancelled" }
+            catch { return "other" }
+        }
+        try? await Task.sleep(nanoseconds: 20_000_000)
+        sleeper.cancel()
+        let outcome = await sleeper.value
+        print("cancel outcome=\(outcome) flag=\(sleeper.isCancelled)")
+
+        // Priority: a child keeps what it was given; awaiting it from a higher one escalates it.
+        let low = Task(priority: .background) { () -> (UInt8, UInt8) in
+            let base = Task.currentPriority.rawValue
+            usleep(50_000)
+            return (base, Task.currentPriority.rawValue)
+        }
+        let seen = await Task(priority: .high) { await low.value }.value
+        print("priority base=\(seen.0) escalatedAtLeast=\(seen.1 >= seen.0)")
+
+        // Task-local values flow into children, not into detached tasks.
+        let locals = await Request.$id.withValue("req-42") { () -> (String, String, String) in
+            async let child = Request.id
+            let grouped = await withTaskGroup(of: String.self) { g in
+                g.addTask { Request.id }
+                return await g.next() ?? "?"
+            }
+            let detached = await Task.detached { Request.id }.value
+            return (await child, grouped, detached)
+        }
+        print("tasklocal child=\(locals.0) group=\(locals.1) detached=\(locals.2)")
+
+        // A delayed job runs after its delay, not sooner.
+        let slept = now()
+        try? await Task.sleep(nanoseconds: 120_000_000)
+        print("sleep tookms=\(ms(since: slept)) early=\(now() - slept < 120_000_000)")
+
+        // A job blocking in a synchronous call: result and errno as plain.
+        let blocked = await Task.detached { () -> (Int32, Int32, String) in
+            errno = 0
+            let start = now()
+            let rc = usleep(300_000)
+            return (rc, errno, ms(since: start))
+        }.value
+        print("blocking rc=\(blocked.0) errno=\(blocked.1) tookms=\(blocked.2)")
+
+        // A job computing for a while without suspending.
+        let spun = await Task.detached { () -> (Int, String) in
+            let start = now()
+            var x = 0
+            while now() - start < 260_000_000 { x = work(x) }
+            return (x == -1 ? 1 : 0, ms(since: start))
+        }.value
+        print("spin flag=\(spun.0) tookms=\(spun.1)")
+        exit(3)
+    }
+}
