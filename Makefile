@@ -91,6 +91,7 @@ test-sanitized: build pydeps testdeps
 bench: build
 	./Bench/run.sh
 	./Bench/library_costs.sh
+	./Bench/pool_costs.sh
 
 # API docs of the library and the report model, with the toolchain's docc: .build/docs/.
 docs:

@@ -89,6 +89,7 @@ let package = Package(
         // Benchmark programs for `make bench` (Bench/run.sh).
         .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),
         .executableTarget(name: "BenchIdleDispatch", dependencies: ["HangWatch"], path: "Bench/IdleDispatch"),
+        .executableTarget(name: "BenchPoolJobs", path: "Bench/PoolJobs"),
 
         // Tests take the shape of the sources: one fast, in-process target per stage, the
         // library face, and the integration tests that launch programs (hangwatch, the

@@ -20,6 +20,7 @@
 
 #include <sched.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef void (*hw_job_fn)(void *);
@@ -29,7 +30,23 @@ static struct {
     uint32_t count;              // atomic
     hw_job_fn run_job;           // atomic: the runtime's job function, learnt from the first job
     pthread_mutex_t lock;
+    // A job that ran less than this by the coarse clock ends with no precise
+    // stamp (0: always stamp). See job_ended.
+    uint64_t short_ns;
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/// The coarse-clock bound under which a job cannot have been sampled: the
+/// watchdog starts a session only on a job already busy arm_ns by its precise
+/// clock, and a hang needs hang_ns; CLOCK_MONOTONIC_COARSE lags the precise
+/// clock by at most its resolution (one kernel tick), and heartbeat stamps
+/// may lead it by HW_STAMP_MAX_ERROR_NS; a millisecond more covers both.
+static uint64_t short_job_bound(void) {
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0) return 0;
+    uint64_t lag = (uint64_t)res.tv_sec * 1000000000ull + (uint64_t)res.tv_nsec + 1000000ull;
+    uint64_t first = hw_g.config.arm_ns < hw_g.config.hang_ns ? hw_g.config.arm_ns : hw_g.config.hang_ns;
+    return first > lag ? first - lag : 0;
+}
 
 enum { WORKER_UNKNOWN = 0, WORKER_WATCHED = 1, WORKER_NEVER = 2 };
 static __thread hw_slot *worker_slot __attribute__((tls_model("initial-exec")));
@@ -58,6 +75,7 @@ int hw_pool_queue_register(void *queue) {
         __atomic_store_n(&pool.queue[n], queue, __ATOMIC_RELEASE);
         __atomic_store_n(&pool.count, n + 1, __ATOMIC_RELEASE);
         index = (int)n;
+        if (n == 0) __atomic_store_n(&pool.short_ns, short_job_bound(), __ATOMIC_RELEASE);
         hw_write_note(0, HW_NOTE_POOL_QUEUE, (uint64_t)index << 32 | pool_width());
     }
     pthread_mutex_unlock(&pool.lock);
@@ -101,6 +119,26 @@ static hw_slot *claim_worker_slot(void) {
     return slot;
 }
 
+/// The job on `slot` returned. A job shorter than arm_ns was never sampled
+/// and is no hang, so only its state changes: its end needs no precise
+/// stamp (idle_since_ns is read only for a slot under a session). The
+/// coarse clock (a few ns, against a TSC read of about 10 in this VM: see
+/// BENCHMARKS.md) tells such a job from one that may have been sampled.
+static inline void job_ended(hw_slot *slot) {
+    uint64_t bound = __atomic_load_n(&pool.short_ns, __ATOMIC_RELAXED);
+    if (bound) {
+        struct timespec coarse;
+        clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse);
+        uint64_t now = (uint64_t)coarse.tv_sec * 1000000000ull + (uint64_t)coarse.tv_nsec;
+        uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
+        if (now < since || now - since < bound) {
+            __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
+            return;
+        }
+    }
+    hw_heartbeat_wait_begin(slot);
+}
+
 static void run_job(uint32_t queue, void *job) {
     hw_job_fn fn = __atomic_load_n(&pool.run_job, __ATOMIC_RELAXED);
     hw_slot *slot = __builtin_expect(worker_state == WORKER_WATCHED, 1) ? worker_slot : claim_worker_slot();
@@ -111,7 +149,7 @@ static void run_job(uint32_t queue, void *job) {
     hw_tls_saved saved = hw_tls_enter(slot);
     fn(job);
     hw_tls_leave(saved);
-    hw_heartbeat_wait_begin(slot);
+    job_ended(slot);
     in_job = false;
 }
 
