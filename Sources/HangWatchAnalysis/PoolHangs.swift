@@ -63,14 +63,29 @@ package struct PoolHangs {
 
     /// The pool hangs of `jobs` (ids left 0: the caller numbers every hang).
     func hangs(jobs: [Job], run: CapturedRun, stacks: StackResolver, processStartNs: UInt64) -> [Hang] {
-        var found: [Hang] = []
+        keyedHangs(jobs: jobs, run: run, stacks: stacks, processStartNs: processStartNs).map(\.hang)
+    }
+
+    /// A pool hang's identity while a capture is read: its queue and start.
+    struct SpellKey: Hashable {
+        var queue: UInt32
+        var startNs: UInt64
+    }
+
+    /// The same, each with its key; with `endingBefore`, only the spells that
+    /// ended before it (a later end may still move: a job is still running).
+    func keyedHangs(jobs: [Job], run: CapturedRun, stacks: StackResolver, processStartNs: UInt64,
+                    endingBefore: UInt64? = nil) -> [(key: SpellKey, hang: Hang)] {
+        var found: [(key: SpellKey, hang: Hang)] = []
         for (queue, width) in run.poolWidths.sorted(by: { $0.key < $1.key }) {
             let ofQueue = jobs.filter { $0.period.poolQueue == queue }
             let intervals = ofQueue.map { (start: $0.period.startNs, end: $0.endNs) }
             let minimumNs = UInt64(config.hangMs * 1e6)
             for spell in Self.spells(of: intervals, width: width, minimumNs: minimumNs) {
-                found.append(hang(of: spell, jobs: spell.jobs.map { ofQueue[$0] }, width: width, run: run,
-                                  stacks: stacks, processStartNs: processStartNs))
+                if let limit = endingBefore, spell.endNs >= limit { continue }
+                found.append((SpellKey(queue: queue, startNs: spell.startNs),
+                              hang(of: spell, jobs: spell.jobs.map { ofQueue[$0] }, width: width, run: run,
+                                   stacks: stacks, processStartNs: processStartNs)))
             }
         }
         return found

@@ -40,7 +40,7 @@ enum DistinguishingFrames {
     }
 
     private static func append(_ hang: Hang, cause: HangFinding.Cause, to findings: inout [HangFinding]) {
-        if let index = findings.firstIndex(where: { $0.cause == cause }) {
+        if let index = findings.firstIndex(where: { $0.cause == cause && $0.sharesLane(with: hang) }) {
             findings[index].hangs.append(hang)
         } else {
             findings.append(HangFinding(cause: cause, hangs: [hang]))

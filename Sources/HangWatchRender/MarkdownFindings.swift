@@ -20,6 +20,10 @@ package struct HangFinding {
     package var hangs: [Hang]
 
     var totalMs: Double { hangs.reduce(0) { $0 + $1.durationMs } }
+    /// Pool hangs form findings of their own: their time is also their jobs' time.
+    package var isPool: Bool { hangs.first?.thread.role == Hang.cooperativePoolRole }
+    /// Whether `hang` belongs with this finding's hangs, cause aside.
+    func sharesLane(with hang: Hang) -> Bool { isPool == (hang.thread.role == Hang.cooperativePoolRole) }
     var trees: [CallTreeNode] { hangs.compactMap(\.callTree) }
     /// The hang whose tree is shown as evidence: the longest one with a tree.
     var exemplar: Hang? { hangs.filter { $0.callTree != nil }.max { $0.durationMs < $1.durationMs } }
@@ -38,7 +42,7 @@ package struct HangFinding {
             } else {
                 cause = .noSamples
             }
-            if let index = findings.firstIndex(where: { $0.cause == cause }) {
+            if let index = findings.firstIndex(where: { $0.cause == cause && $0.sharesLane(with: hang) }) {
                 findings[index].hangs.append(hang)
             } else {
                 findings.append(HangFinding(cause: cause, hangs: [hang]))
@@ -56,6 +60,11 @@ enum MarkdownFindings {
     static func title(_ finding: HangFinding, reportMs: Double) -> String {
         let count = finding.hangs.count
         let cost = "\(NumberFormat.ms(finding.totalMs)) in \(count) \(count == 1 ? "hang" : "hangs")"
+        let title = causeTitle(finding, reportMs: reportMs, cost: cost)
+        return finding.isPool ? "Cooperative pool starved: " + title : title
+    }
+
+    static func causeTitle(_ finding: HangFinding, reportMs: Double, cost: String) -> String {
         switch finding.cause {
         case .code(let frame): return "Hangs in \(MarkdownSyntax.code(SymbolDisplayName(symbol: frame.symbol, image: frame.image).text)) — \(cost)"
         case .systemOnly: return "Hangs inside system libraries — \(cost)"
@@ -73,11 +82,16 @@ enum MarkdownFindings {
         let longest = hangs.map(\.durationMs).max() ?? 0
         var threads: [String] = []
         for hang in hangs {
-            let name = "\(MarkdownSyntax.text(hang.thread.name.isEmpty ? "thread" : hang.thread.name)) (tid \(hang.thread.tid))"
+            let label = hang.thread.name.isEmpty ? "thread" : hang.thread.name
+            let name = hang.thread.role == Hang.cooperativePoolRole ? MarkdownSyntax.text(label)
+                : "\(MarkdownSyntax.text(label)) (tid \(hang.thread.tid))"
             if !threads.contains(name) { threads.append(name) }
         }
         let thread = threads.count <= 3 ? threads.joined(separator: ", ") : "\(threads.count) threads"
-        var text = "the loop did not respond during \(hangs.count == 1 ? "hang" : "hangs") \(shown)\(more)"
+        let what = finding.isPool ? "every thread of the cooperative pool was taken"
+            : hangs.allSatisfy({ $0.thread.role == Hang.jobRole }) ? "a job ran without returning to its executor"
+            : "the loop did not respond"
+        var text = "\(what) during \(hangs.count == 1 ? "hang" : "hangs") \(shown)\(more)"
             + (hangs.count > 1 ? ", longest \(NumberFormat.ms(longest))," : "") + " on \(thread)"
         let unfinished = hangs.filter(\.inProgress).count
         if unfinished > 0 {

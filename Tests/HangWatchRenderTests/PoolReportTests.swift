@@ -75,4 +75,23 @@ import Testing
         #expect(numbered[1].thread.role == Hang.cooperativePoolRole) // starts with the second job, listed before it
         #expect(numbered[1].poolThreads?.map(\.jobHangId) == [1, 3])
     }
+
+    @Test func markdownGivesThePoolAFindingOfItsOwn() {
+        var report = Self.report()
+        report.hangs[1].callTree = Self.tree("readConfig") // a pool tree runs through its jobs' functions
+        let findings = HangFinding.group(report)
+        let pool = findings.filter(\.isPool)
+        #expect(pool.count == 1 && pool.first?.hangs.map(\.id) == [2])
+        #expect(!findings.filter { !$0.isPool }.flatMap(\.hangs).contains { $0.thread.role == Hang.cooperativePoolRole })
+        let markdown = MarkdownRenderer.render(report)
+        #expect(markdown.contains("Cooperative pool starved: "))
+        #expect(markdown.contains("every thread of the cooperative pool was taken during hang #2"))
+        #expect(markdown.contains("a job ran without returning to its executor"))
+    }
+
+    @Test func theTimelineHasALaneForThePoolAndForEachThreadsJobs() {
+        let html = HTMLReport.render(Self.report())
+        #expect(html.contains("'cooperative-pool': 'every pool thread taken'"))
+        #expect(html.contains("`${thread.role}:${thread.tid}`"))
+    }
 }

@@ -10,7 +10,10 @@ extension Integration {
         static let width = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
         @Test func starvedPoolAndLongJobsAreHangsOnTheProgramsClock() throws {
-            let run = try HangwatchRun.run(TestPaths.asyncPoolDemo)
+            let scratch = try TestPaths.scratch()
+            let eventsPath = scratch.appendingPathComponent("events.jsonl").path
+            let run = try HangwatchRun.run(TestPaths.asyncPoolDemo, hangwatchArgs: ["--events", eventsPath],
+                                           scratch: scratch)
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let hangs = run.report.hangs
             let pool = hangs.filter { $0.thread.role == Hang.cooperativePoolRole }
@@ -59,6 +62,32 @@ extension Integration {
             }
             // Every job hang is one of the pieces of work: the 20,000 tiny jobs gave none.
             #expect(jobs.count == 2 * Self.width + 1 + 3, "job hangs: \(jobs.map(\.durationMs))")
+
+            // The live stream tells both kinds, a pool hang after the jobs it names.
+            let lines = try String(contentsOfFile: eventsPath, encoding: .utf8).split(separator: "\n")
+            let told = try lines.map { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
+                .compactMap { $0?["hang"] as? [String: Any] }
+            let toldPool = told.filter { ($0["thread"] as? [String: Any])?["role"] as? String == Hang.cooperativePoolRole }
+            #expect(toldPool.count == 2, "pool events: \(toldPool.count)")
+            for event in toldPool {
+                let ids = ((event["poolThreads"] as? [[String: Any]]) ?? []).compactMap { $0["jobHangId"] as? Int }
+                #expect(ids.count == Self.width)
+                for id in ids {
+                    #expect(told.contains { ($0["id"] as? Int) == id
+                        && ($0["thread"] as? [String: Any])?["role"] as? String == Hang.jobRole })
+                }
+            }
+        }
+
+        @Test func theHangGateCountsPoolAndJobHangs() throws {
+            let scratch = try TestPaths.scratch()
+            let report = scratch.appendingPathComponent("report.txt").path
+            let breached = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--fail-on-hang=380", "-o", report, "--",
+                                                                       TestPaths.asyncPoolDemo], timeout: 60)
+            #expect(breached.status == 4, "\(breached.stderr)")
+            let passed = try ProcessRunner.run(TestPaths.hangwatch, ["run", "--fail-on-hang=2000", "-o", report, "--",
+                                                                     TestPaths.asyncPoolDemo], timeout: 60)
+            #expect(passed.status == 0, "\(passed.stderr)")
         }
 
         @Test func aWatchedRuntimeBehavesAsAPlainOne() throws {

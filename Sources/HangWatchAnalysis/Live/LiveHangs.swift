@@ -38,6 +38,11 @@ package final class LiveHangs {
     package var remembersClosed = false
     private var endedKeys: [BusyKey] = []
     private var closedSilently: [BusyKey] = []
+    /// Job hangs told as ended lately, for the pool hangs they make (the
+    /// latest `recentJobsKept`), and the pool hangs told so far (bounded too).
+    private var recentJobs: [PoolHangs.Job] = []
+    private var toldSpells: [PoolHangs.SpellKey] = []
+    private static let recentJobsKept = 256
 
     private struct SlotKey: Hashable {
         var tid: Int32
@@ -89,6 +94,10 @@ package final class LiveHangs {
                 guard final || nowNs >= end &+ settleNs else { continue }
                 if let hang = hang(key, period, nowNs: end, run: run, stacks: stacks) {
                     events.append(event(.ended, hang))
+                    if hang.thread.role == Hang.jobRole {
+                        recentJobs.append(PoolHangs.Job(hang: hang, period: period, endNs: end))
+                        if recentJobs.count > Self.recentJobsKept { recentJobs.removeFirst() }
+                    }
                     if remembersClosed { endedKeys.append(key) }
                 } else if remembersClosed {
                     closedSilently.append(key)
@@ -103,6 +112,33 @@ package final class LiveHangs {
                 events.append(event(.inProgress, hang))
                 toldInProgress.insert(key)
             }
+        }
+        return events + poolEvents(run: run, stacks: stacks, nowNs: nowNs, final: final)
+    }
+
+    /// Pool hangs whose every job has been told: ended events, after their jobs'.
+    /// A job still running counts as running until now, so a spell it may
+    /// still extend is not told yet.
+    private func poolEvents(run: CapturedRun, stacks: StackResolver, nowNs: UInt64, final: Bool) -> [HangEvent] {
+        guard !run.poolWidths.isEmpty, !recentJobs.isEmpty else { return [] }
+        let running = openPeriods(in: run).filter { $0.1.poolQueue != 0 }.map { key, period in
+            PoolHangs.Job(hang: Hang(id: 0, thread: ThreadRef(tid: Int(period.osTid), name: ""), startMs: 0,
+                                     durationMs: 0, reported: false, inProgress: true, kind: .unknown, blockedIn: nil,
+                                     sampleCount: 0, sampleCoverage: 0, callTree: nil),
+                          period: period, endNs: max(nowNs, period.startNs))
+        }
+        let pool = PoolHangs(config: builder.config, msPerSample: 1000 / builder.config.sampleHz)
+        let limit = final && running.isEmpty ? nil : running.map(\.period.startNs).min().map { min($0, nowNs) } ?? nowNs
+        var events: [HangEvent] = []
+        for (key, hang) in pool.keyedHangs(jobs: recentJobs + running, run: run, stacks: stacks,
+                                           processStartNs: processStartNs, endingBefore: limit)
+        where !toldSpells.contains(key) && !(hang.poolThreads ?? []).contains(where: { $0.jobHangId == 0 }) {
+            var numbered = hang
+            numbered.id = nextId
+            nextId += 1
+            toldSpells.append(key)
+            if toldSpells.count > Self.recentJobsKept { toldSpells.removeFirst() }
+            events.append(event(.ended, numbered))
         }
         return events
     }

@@ -76,6 +76,10 @@ package enum OTLPLogs {
         attribute(&w, 6, "hangwatch.hang.thread_role", .string(hang.thread.role))
         attribute(&w, 6, "hangwatch.hang.sample_count", .int(Int64(hang.sampleCount)))
         if let call = hang.blockedIn { attribute(&w, 6, "hangwatch.hang.blocked_in", .string(call)) }
+        if let pool = hang.poolThreads {
+            attribute(&w, 6, "hangwatch.hang.pool_threads", .int(Int64(pool.count)))
+            attribute(&w, 6, "hangwatch.hang.pool_job_hang_ids", .strings(pool.map { String($0.jobHangId) }))
+        }
         if !frames.isEmpty { attribute(&w, 6, "hangwatch.hang.heaviest_frames", .strings(frames)) }
         w.string(12, "hangwatch.hang")                                               // event_name
     }

@@ -6,15 +6,18 @@ import HangWatchModel
 
 enum HTMLTimelineScript {
     static let source = #"""
-    const ROLE_LABELS = { 'main-thread': 'main thread', 'main-queue': 'main queue', 'loop': 'event loop' };
+    const ROLE_LABELS = { 'main-thread': 'main thread', 'main-queue': 'main queue', 'loop': 'event loop',
+                          'job': 'pool thread: its long jobs', 'cooperative-pool': 'every pool thread taken' };
 
     /// One row per thread that hung, the main thread first; the launch bar goes on the main thread's row.
     function timelineRows(report) {
       const rows = new Map();
       const pid = report.process.pid;
       const rowFor = thread => {
-        if (!rows.has(thread.tid)) rows.set(thread.tid, { tid: thread.tid, name: thread.name, role: thread.role, hangs: [], launch: null });
-        return rows.get(thread.tid);
+        // A lane per thread and role: a pool thread's jobs never share one with anything else.
+        const key = thread.role === 'job' || thread.role === 'cooperative-pool' ? `${thread.role}:${thread.tid}` : thread.tid;
+        if (!rows.has(key)) rows.set(key, { tid: thread.tid, name: thread.name, role: thread.role, hangs: [], launch: null });
+        return rows.get(key);
       };
       const mainThread = { tid: pid, name: basename(report.process.executable), role: 'main-thread' };
       for (const hang of report.hangs) rowFor(hang.thread).hangs.push(hang);
