@@ -91,9 +91,10 @@ package struct PoolHangs {
         return found
     }
 
-    /// A thread's share of its job's wall time on a CPU: its clock where read, else its kind.
+    /// A thread's share of its job's wall time on a CPU or waiting for one (as
+    /// a hang's kind counts it): its clocks where read, else its kind.
     static func cpuShare(_ hang: Hang) -> Double? {
-        if let cpu = hang.cpuMs, hang.durationMs > 0 { return min(1, cpu / hang.durationMs) }
+        if let cpu = hang.cpuMs, hang.durationMs > 0 { return min(1, (cpu + (hang.runnableMs ?? 0)) / hang.durationMs) }
         switch hang.kind {
         case .cpu: return 1
         case .blocked: return 0
