@@ -18,6 +18,7 @@
 // index, and a HW_NOTE_POOL_QUEUE note per queue gives the queue's width.
 #include "engine_internal.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -97,10 +98,8 @@ bool hw_pool_accepts(void (*fn)(void *)) {
     return __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn;
 }
 
-/// The calling worker's job slot, claimed at its first job; NULL on a thread
-/// that is watched otherwise (a loop, the main thread) or when the table is full.
-static hw_slot *claim_worker_slot(void) {
-    if (worker_state == WORKER_NEVER) return NULL;
+/// Claims a job slot for the calling worker (see claim_worker_slot).
+static hw_slot *register_worker(void) {
     worker_state = WORKER_NEVER;
     pid_t tid = (pid_t)syscall(SYS_gettid);
     if (tid == hw_g.pid || hw_tls_slot_fast() || !hw_owned()) return NULL;
@@ -118,6 +117,17 @@ static hw_slot *claim_worker_slot(void) {
     worker_state = WORKER_WATCHED;
     return slot;
 }
+
+/// The calling worker's job slot, claimed at its first job; NULL on a thread
+/// that is watched otherwise (a loop, the main thread) or when the table is full.
+static hw_slot *claim_worker_slot(void) {
+    if (worker_state == WORKER_NEVER) return NULL;
+    int saved_errno = errno; // registration reads /proc and names the thread: none of it is the program's
+    hw_slot *slot = register_worker();
+    errno = saved_errno;
+    return slot;
+}
+
 
 /// The job on `slot` returned. A job shorter than arm_ns was never sampled
 /// and is no hang, so only its state changes: its end needs no precise
