@@ -205,6 +205,31 @@ extension Integration {
             try same("raw_handler_readback", [], expected: ["handler ran 1 time(s) for one raise"])
         }
 
+        /// Issue 31: a pointer the kernel refuses gives EFAULT, never a fault in a wrapper
+        /// (nanosleep and clock_nanosleep read the request themselves, and died of SIGSEGV).
+        @Test func waitsGivenUnmappedPointersFailWithEFAULT() throws {
+            try same("bad_pointers", [], expected: [
+                "nanosleep(unmapped req): rc -1 EFAULT",
+                "nanosleep(unmapped req, rem): rc -1 EFAULT",
+                "clock_nanosleep(relative, unmapped req): returned EFAULT",
+                "clock_nanosleep(absolute, unmapped req): returned EFAULT",
+                "nanosleep(300 ms, unmapped rem) cut by SIGALRM: rc -1 EFAULT",
+                "clock_nanosleep(300 ms, unmapped rem) cut by SIGALRM: returned EFAULT",
+                "nanosleep(20 ms, unmapped rem): rc 0 0",
+                "alarms 2",
+                "sigtimedwait(unmapped timeout): rc -1 EFAULT",
+                "sigtimedwait(unmapped set): rc -1 EFAULT",
+                "sigtimedwait(SIGUSR1 pending, unmapped siginfo): rc -1 EFAULT",
+                "SIGUSR1 still pending: no",
+                "sigwaitinfo(SIGUSR1 pending, unmapped siginfo): rc -1 EFAULT",
+                "ppoll(unmapped fds): rc -1 EFAULT",
+                "poll(unmapped fds): rc -1 EFAULT",
+                "select(unmapped fd set): rc -1 EFAULT",
+                "epoll_wait(ready, unmapped events): rc -1 EFAULT",
+                "epoll_pwait(ready, unmapped events): rc -1 EFAULT",
+            ])
+        }
+
         // Item 12: the extra CPU of watching a thread parked in pthread_join.
         @Test func mainThreadParkedInJoinCostsLittle() throws {
             let (_, run) = try same("idle_join", [], expected: [
