@@ -13,8 +13,9 @@
 //  - the trampoline bumps a counter and tail-calls the handler with the
 //    registers the kernel passed (signal number, siginfo, ucontext), so the
 //    handler runs on the same stack at the same depth, returning straight to
-//    the kernel's restorer; a plain handler receives the same registers from
-//    the kernel on x86_64, siginfo included;
+//    the kernel's restorer (only a handler that interrupts the loop's wait
+//    runs one small frame deeper, see trampoline); a plain handler receives
+//    the same registers from the kernel on x86_64, siginfo included;
 //  - the old action reported back is always the program's, never the
 //    trampoline: the kernel's answer with the program's handler put back.
 // SIGPROF, which carries our samples, is chained by the engine instead
@@ -37,11 +38,20 @@ typedef void (*handler_fn)(int, siginfo_t *, void *);
 // The program's handler of each signal whose kernel disposition is the trampoline.
 static uintptr_t program_handler[HW_NSIG];
 
-// SIGNAL-SAFE: one TLS add, one atomic load, a tail call.
+// SIGNAL-SAFE: one TLS add, one atomic load, the handler call; when the
+// signal found the thread in its loop's wait, the heartbeat around the call
+// (engine/handler_in_wait.c: the handler may siglongjmp out of the wait).
 static void trampoline(int sig, siginfo_t *si, void *uc) {
     hw_signal_count_program();
     uintptr_t h = (unsigned)sig < HW_NSIG ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : 0;
-    if (h > (uintptr_t)SIG_IGN && h != (uintptr_t)trampoline) ((handler_fn)h)(sig, si, uc);
+    if (h <= (uintptr_t)SIG_IGN || h == (uintptr_t)trampoline) return;
+    hw_slot *waited = hw_handler_enters();
+    if (!waited) {
+        ((handler_fn)h)(sig, si, uc); // a tail call: the handler returns straight to the restorer
+        return;
+    }
+    ((handler_fn)h)(sig, si, uc);
+    hw_handler_returns(waited);
 }
 
 /// The handler to keep in the table for a `handler` the program installs. A

@@ -129,7 +129,10 @@ static void chain(int sig, siginfo_t *si, void *uc) {
     hw_signal_count_program();
     // Called with (sig, siginfo, ucontext) whether or not the program asked for
     // SA_SIGINFO: on x86_64 the kernel passes these registers to every handler.
+    // It may jump out of the loop's wait (handler_in_wait.c).
+    hw_slot *waited = hw_handler_enters();
     ((handler_fn)h)(sig, si, uc);
+    hw_handler_returns(waited);
 }
 
 static void copy_registers(const ucontext_t *uc, uint64_t regs[HW_REG_COUNT]) {
