@@ -230,6 +230,34 @@ extension Integration {
             ])
         }
 
+        /// Issue 31: an ignored SIGPROF stays ignored in the kernel. A SIGPROF sent to a raw
+        /// nanosleep cut it short with EINTR, and /proc/self/status showed SIGPROF caught.
+        @Test func ignoredSigprofIsIgnoredByTheKernel() throws {
+            let (_, run) = try same("ignored_sigprof", ["sleep"], expected: [
+                "after signal(SIGPROF, SIG_IGN): SIGPROF ignored yes, caught no",
+                "raw nanosleep 300 ms with SIGPROF sent to it: rc 0 0, time ok",
+                "after the sleep: SIGPROF ignored yes, caught no",
+            ], sideBySide: true)
+            // The SIGPROF sampler cannot sample meanwhile, and the report says so.
+            #expect(run.report.notes.contains { $0.contains("ignores SIGPROF") } == Safety.signalSampler,
+                    "\(run.report.notes)")
+        }
+
+        /// Issue 31: the sampler's fallback, told to sample, writes the note instead of signals.
+        @Test func ignoredSigprofWithTheSignalSamplerIsNoted() throws {
+            let (_, run) = try same("ignored_sigprof", ["sleep"], hangwatchArgs: ["--sampler", "signal"])
+            #expect(run.report.notes.contains { $0.contains("ignores SIGPROF") }, "\(run.report.notes)")
+            #expect(!run.report.notes.contains { $0.contains("went unanswered") }, "\(run.report.notes)")
+        }
+
+        /// Issue 31: a program that ignores SIGPROF and execs: the new image starts with it
+        /// ignored (SigIgn 0x4000000), as plain; it started with the default action.
+        @Test func ignoredSigprofSurvivesExec() throws {
+            try same("ignored_sigprof", ["exec"], expected: [
+                "the new image at start: SIGPROF ignored yes, caught no",
+            ])
+        }
+
         // Item 12: the extra CPU of watching a thread parked in pthread_join.
         @Test func mainThreadParkedInJoinCostsLittle() throws {
             let (_, run) = try same("idle_join", [], expected: [

@@ -262,6 +262,7 @@ enum hw_note_code {
     HW_NOTE_STATE_UNREADABLE = 4,  // /proc could not say what the thread was doing: ticks left unsampled, no signal sent
     HW_NOTE_SAMPLER = 5,           // value: the running-thread sampler (low 32 bits, hw_sampler) and, for signals, the errno that refused perf_event_open (high 32)
     HW_NOTE_KERNEL_SAMPLES_LOST = 6, // value: kernel samples lost because the watchdog drained its ring too late
+    HW_NOTE_SIGPROF_IGNORED = 7,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
 };
 
 /// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).
