@@ -205,6 +205,15 @@ extension Integration {
             try same("raw_handler_readback", [], expected: ["handler ran 1 time(s) for one raise"])
         }
 
+        /// Issue 31: a raw read written back with the raw rt_sigaction, after another handler was
+        /// installed through libc, runs the handler it read (it ran the latest one).
+        @Test func aRawReadHandlerWrittenBackRawRunsTheHandlerItRead() throws {
+            try same("raw_handler_readback", ["raw-write-back"], expected: [
+                "after a raw write-back: the first handler ran 1 time(s), the later one 0",
+                "sigaction reads back the first handler: yes",
+            ])
+        }
+
         /// Issue 31: a pointer the kernel refuses gives EFAULT, never a fault in a wrapper
         /// (nanosleep and clock_nanosleep read the request themselves, and died of SIGSEGV).
         @Test func waitsGivenUnmappedPointersFailWithEFAULT() throws {
