@@ -13,14 +13,16 @@
 //  - the trampoline bumps a counter and tail-calls the handler with the
 //    registers the kernel passed (signal number, siginfo, ucontext), so the
 //    handler runs on the same stack at the same depth, returning straight to
-//    the kernel's restorer; a plain handler receives the same registers from
-//    the kernel on x86_64, siginfo included;
+//    the kernel's restorer (only a handler that interrupts the loop's wait
+//    runs one small frame deeper, see trampoline); a plain handler receives
+//    the same registers from the kernel on x86_64, siginfo included;
 //  - the old action reported back is always the program's, never the
 //    trampoline: the kernel's answer with the program's handler put back.
 // SIGPROF, which carries our samples, is chained by the engine instead
 // (engine/sampler_signal.c). Handlers installed with a raw rt_sigaction are
 // not seen; their runs count as unknown, so a wait they cut short ends as it
-// would without us.
+// would without us. A raw read and write-back of a wrapped handler: see
+// HW_TRAMPOLINES.
 //
 // Everything here is async-signal-safe (sigaction may be called from a
 // handler): a table indexed by signal number, atomics, no locks.
@@ -34,34 +36,75 @@
 
 typedef void (*handler_fn)(int, siginfo_t *, void *);
 
-// The program's handler of each signal whose kernel disposition is the trampoline.
-static uintptr_t program_handler[HW_NSIG];
+// The kernel's disposition for a wrapped handler is one of HW_TRAMPOLINES
+// trampolines, each with its own entry per signal: every install through
+// libc takes the next one. A program that reads the disposition with a raw
+// rt_sigaction holds the trampoline of that install, so writing it back
+// later (raw, or through libc) restores that install's handler, not the
+// latest one, for as long as fewer than HW_TRAMPOLINES installs of that
+// signal came in between.
+#define HW_TRAMPOLINES 8
+static uintptr_t program_handler[HW_NSIG][HW_TRAMPOLINES];
+static uint32_t installs[HW_NSIG]; // atomic: the last install used trampoline installs % HW_TRAMPOLINES
 
-// SIGNAL-SAFE: one TLS add, one atomic load, a tail call.
-static void trampoline(int sig, siginfo_t *si, void *uc) {
+// SIGNAL-SAFE: one TLS add, one atomic load, the handler call; when the
+// signal found the thread in its loop's wait, the heartbeat around the call
+// (engine/handler_in_wait.c: the handler may siglongjmp out of the wait).
+static inline __attribute__((always_inline)) void run_program_handler(int sig, siginfo_t *si, void *uc, int k) {
     hw_signal_count_program();
-    uintptr_t h = (unsigned)sig < HW_NSIG ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : 0;
-    if (h > (uintptr_t)SIG_IGN && h != (uintptr_t)trampoline) ((handler_fn)h)(sig, si, uc);
+    uintptr_t h = (unsigned)sig < HW_NSIG ? __atomic_load_n(&program_handler[sig][k], __ATOMIC_ACQUIRE) : 0;
+    if (h <= (uintptr_t)SIG_IGN) return;
+    hw_slot *waited = hw_handler_enters();
+    if (!waited) {
+        ((handler_fn)h)(sig, si, uc); // a tail call: the handler returns straight to the restorer
+        return;
+    }
+    ((handler_fn)h)(sig, si, uc);
+    hw_handler_returns(waited);
 }
 
-/// The handler to keep in the table for a `handler` the program installs. A
-/// program that read the kernel's disposition with a raw rt_sigaction holds
-/// the trampoline itself, and hands it back to restore what it read: that is
-/// the handler the table holds, never the trampoline (which would call itself).
-static uintptr_t table_value(int sig, uintptr_t handler) {
-    return handler == (uintptr_t)trampoline ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : handler;
+#define TRAMPOLINE(k) \
+    static void trampoline_##k(int sig, siginfo_t *si, void *uc) { run_program_handler(sig, si, uc, k); }
+TRAMPOLINE(0) TRAMPOLINE(1) TRAMPOLINE(2) TRAMPOLINE(3) TRAMPOLINE(4) TRAMPOLINE(5) TRAMPOLINE(6) TRAMPOLINE(7)
+static const handler_fn trampolines[HW_TRAMPOLINES] = {
+    trampoline_0, trampoline_1, trampoline_2, trampoline_3, trampoline_4, trampoline_5, trampoline_6, trampoline_7,
+};
+
+/// Which trampoline `h` is, or -1.
+static int trampoline_index(uintptr_t h) {
+    for (int k = 0; k < HW_TRAMPOLINES; k++)
+        if (h == (uintptr_t)trampolines[k]) return k;
+    return -1;
 }
 
 static bool wrappable(int sig) { return sig > 0 && sig < HW_NSIG && sig != SIGPROF; }
 
-/// The handler value that was in the table before a call replaced the kernel's disposition.
-static uintptr_t current_handler(int sig) {
-    return wrappable(sig) ? __atomic_load_n(&program_handler[sig], __ATOMIC_ACQUIRE) : 0;
+/// What the program must read for a kernel handler `h` of `sig`: a
+/// trampoline means the handler its install put behind it. `replaced`: the
+/// trampoline this call is installing, and the handler it held until now.
+static uintptr_t as_program_sees(int sig, uintptr_t h, int replaced, uintptr_t prev) {
+    int k = wrappable(sig) ? trampoline_index(h) : -1;
+    if (k < 0) return h;
+    return k == replaced ? prev : __atomic_load_n(&program_handler[sig][k], __ATOMIC_ACQUIRE);
 }
 
-/// What the program must read back for a kernel handler `h`.
-static uintptr_t as_program_sees(uintptr_t h, uintptr_t program) {
-    return h == (uintptr_t)trampoline ? program : h;
+/// The handler to keep in the table for a `handler` the program installs. A
+/// program that read the kernel's disposition with a raw rt_sigaction holds
+/// a trampoline, and hands it back to restore what it read: that is the
+/// handler behind it, never the trampoline (which would call itself).
+static uintptr_t table_value(int sig, uintptr_t handler) { return as_program_sees(sig, handler, -1, 0); }
+
+/// Puts `handler` behind the next trampoline of `sig`: returns its index, and in *prev what it held.
+static int claim_trampoline(int sig, uintptr_t handler, uintptr_t *prev) {
+    int k = (int)(__atomic_add_fetch(&installs[sig], 1, __ATOMIC_ACQ_REL) % HW_TRAMPOLINES);
+    // The table first: from the moment the kernel calls the trampoline it must find this handler.
+    *prev = __atomic_exchange_n(&program_handler[sig][k], handler, __ATOMIC_ACQ_REL);
+    return k;
+}
+
+/// The install failed: the trampoline holds what it held.
+static void unclaim_trampoline(int sig, int k, uintptr_t handler, uintptr_t prev) {
+    __atomic_compare_exchange_n(&program_handler[sig][k], &handler, prev, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 static void ensure_real(void) { HW_ENSURE_REAL_CALLS(); }
@@ -71,24 +114,23 @@ HW_EXPORT int sigaction(int sig, const struct sigaction *act, struct sigaction *
     if (sig == SIGPROF && hw_signal_owns_sigprof()) return hw_signal_set_chained(act, old);
     uintptr_t handler = act ? (uintptr_t)act->sa_handler : 0;
     if (!wrappable(sig) || handler <= (uintptr_t)SIG_IGN) {
-        uintptr_t before = current_handler(sig);
         int rc = hw_real.sigaction(sig, act, old);
-        if (rc == 0 && old) old->sa_handler = (__sighandler_t)as_program_sees((uintptr_t)old->sa_handler, before);
+        if (rc == 0 && old) old->sa_handler = (__sighandler_t)as_program_sees(sig, (uintptr_t)old->sa_handler, -1, 0);
         return rc;
     }
     handler = table_value(sig, handler);
     struct sigaction k = *act; // act and old may be the same struct
-    k.sa_sigaction = trampoline;
-    // The table first: from the moment the kernel calls the trampoline it must find this handler.
-    uintptr_t prev = __atomic_exchange_n(&program_handler[sig], handler, __ATOMIC_ACQ_REL);
+    uintptr_t prev;
+    int t = claim_trampoline(sig, handler, &prev);
+    k.sa_sigaction = trampolines[t];
     int rc = hw_real.sigaction(sig, &k, old);
     if (rc != 0) {
         int saved = errno;
-        __atomic_compare_exchange_n(&program_handler[sig], &handler, prev, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        unclaim_trampoline(sig, t, handler, prev);
         errno = saved;
         return rc;
     }
-    if (old) old->sa_handler = (__sighandler_t)as_program_sees((uintptr_t)old->sa_handler, prev);
+    if (old) old->sa_handler = (__sighandler_t)as_program_sees(sig, (uintptr_t)old->sa_handler, t, prev);
     return 0;
 }
 
@@ -139,20 +181,18 @@ static bool is_handler(__sighandler_t h) {
 }
 
 static __sighandler_t install_through(install_fn real, int sig, __sighandler_t handler) {
-    if (!wrappable(sig) || !is_handler(handler)) {
-        uintptr_t before = current_handler(sig);
-        return (__sighandler_t)as_program_sees((uintptr_t)real(sig, handler), before);
-    }
-    uintptr_t h = table_value(sig, (uintptr_t)handler);
-    uintptr_t prev = __atomic_exchange_n(&program_handler[sig], h, __ATOMIC_ACQ_REL);
-    __sighandler_t r = real(sig, (__sighandler_t)(void (*)(void))trampoline);
+    if (!wrappable(sig) || !is_handler(handler))
+        return (__sighandler_t)as_program_sees(sig, (uintptr_t)real(sig, handler), -1, 0);
+    uintptr_t h = table_value(sig, (uintptr_t)handler), prev;
+    int t = claim_trampoline(sig, h, &prev);
+    __sighandler_t r = real(sig, (__sighandler_t)(void (*)(void))trampolines[t]);
     if (r == SIG_ERR) {
         int saved = errno;
-        __atomic_compare_exchange_n(&program_handler[sig], &h, prev, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        unclaim_trampoline(sig, t, h, prev);
         errno = saved;
         return r;
     }
-    return (__sighandler_t)as_program_sees((uintptr_t)r, prev);
+    return (__sighandler_t)as_program_sees(sig, (uintptr_t)r, t, prev);
 }
 
 static __sighandler_t bsd_signal_common(int sig, __sighandler_t handler) {

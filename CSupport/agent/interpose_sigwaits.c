@@ -13,6 +13,10 @@
 //    what it would have received.
 // glibc's sigwaitinfo, sigwait and sigpause call its sigtimedwait and
 // sigsuspend internally, not through the PLT, so each is wrapped on its own.
+// The set and timeout go to the kernel as given; the wrapper's copy of the
+// timeout and its write of the siginfo go through user_memory.h (EFAULT, as
+// from the kernel, never a fault).
+#include "user_memory.h"
 #include "wait_scope.h"
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))
@@ -26,20 +30,24 @@ static int sigwait_call(const sigset_t *set, siginfo_t *si, const struct timespe
 
 static int sigtimedwait_common(const sigset_t *set, siginfo_t *info, const struct timespec *tmo, bool timed,
                                uintptr_t site) {
-    if (timed && tmo && !ts_valid(tmo)) return hw_real.sigtimedwait(set, info, tmo); // EINVAL
-    bool zero = timed && tmo && tmo->tv_sec == 0 && tmo->tv_nsec == 0;
+    struct timespec t = { 0, 0 };
+    if (timed && tmo && (!user_read(&t, tmo, sizeof t) || !ts_valid(&t)))
+        return hw_real.sigtimedwait(set, info, tmo); // EFAULT or EINVAL
+    if (!timed || !tmo) tmo = NULL;
+    bool zero = tmo && t.tv_sec == 0 && t.tv_nsec == 0;
     wait_scope w;
     scope_enter(&w, site, HW_WAIT_SLEEP, false, timed ? HW_CALL_SIGTIMEDWAIT : HW_CALL_SIGWAITINFO);
     hw_deadline d = { 0 };
-    if (timed && tmo && !zero) d = deadline_after(CLOCK_MONOTONIC, tmo);
+    if (tmo && !zero) d = deadline_after(CLOCK_MONOTONIC, &t);
     siginfo_t si;
     int rc = sigwait_call(set, &si, tmo, timed);
     while (took_ours(rc, &si) || scope_resume(&w, rc)) {
-        struct timespec left = tmo && !zero ? deadline_left_ts(&d, tmo) : (tmo ? *tmo : (struct timespec){ 0, 0 });
+        struct timespec left = tmo && !zero ? deadline_left_ts(&d, &t) : t;
         if (!scope_arm(&w)) { rc = -1; errno = EINTR; break; }
-        rc = sigwait_call(set, &si, timed && tmo ? &left : NULL, timed);
+        rc = sigwait_call(set, &si, tmo ? &left : NULL, timed);
     }
-    if (rc > 0 && info) *info = si;
+    // The kernel took the signal off the queue before it failed to write the siginfo.
+    if (rc > 0 && info && !user_write(info, &si, sizeof si)) rc = -1; // errno EFAULT
     scope_exit(&w, rc > 0);
     return rc;
 }

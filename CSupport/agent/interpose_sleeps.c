@@ -10,6 +10,11 @@
 // (hrtimer_init turns them into CLOCK_MONOTONIC timers), so nanosleep, usleep
 // and sleep, which glibc makes with CLOCK_REALTIME, keep a monotonic deadline.
 // Absolute sleeps resume with the very same request, on any clock.
+//
+// The request goes to the kernel as the program gave it; the wrapper reads
+// its own copy, and writes `rem`, only through user_memory.h, so a pointer
+// the kernel refuses gives the program EFAULT, never a fault.
+#include "user_memory.h"
 #include "wait_scope.h"
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))
@@ -33,18 +38,26 @@ static int nanosleep_on(wait_scope *w, const hw_deadline *d, const struct timesp
     return rc;
 }
 
+/// Hands the time left to the program's `rem` as the kernel does: a `rem` it
+/// cannot write turns the EINTR into EFAULT.
+static int give_time_left(int rc, struct timespec *rem, const struct timespec *left) {
+    if (rc < 0 && errno == EINTR && rem && !user_write(rem, left, sizeof *left)) return -1; // errno EFAULT
+    return rc;
+}
+
 HW_EXPORT int nanosleep(const struct timespec *req, struct timespec *rem) {
     HW_ENSURE_REAL_CALLS();
     wait_scope w;
-    if (!req || !ts_valid(req)) return hw_real.nanosleep(req, rem);
+    struct timespec r;
+    if (!req || !user_read(&r, req, sizeof r) || !ts_valid(&r)) return hw_real.nanosleep(req, rem);
     scope_enter(&w, SITE(), HW_WAIT_SLEEP, false, HW_CALL_NANOSLEEP);
-    hw_deadline d = deadline_after(CLOCK_MONOTONIC, req);
+    hw_deadline d = deadline_after(CLOCK_MONOTONIC, &r);
     // The kernel writes the time left on every interrupted attempt; the
     // program's `rem` only gets the one that ends the sleep.
     struct timespec scratch;
     int rc = hw_real.nanosleep(req, &scratch);
-    if (rc < 0 && errno == EINTR) rc = nanosleep_on(&w, &d, req, &scratch);
-    if (rc < 0 && errno == EINTR && rem) *rem = scratch;
+    if (rc < 0 && errno == EINTR) rc = nanosleep_on(&w, &d, &r, &scratch);
+    rc = give_time_left(rc, rem, &scratch);
     scope_exit(&w, rc == 0);
     return rc;
 }
@@ -106,22 +119,24 @@ HW_EXPORT int clock_nanosleep(clockid_t clock, int flags, const struct timespec 
     bool absolute = (flags & TIMER_ABSTIME) != 0;
     clockid_t measured = absolute ? clock : relative_sleep_clock(clock);
     wait_scope w;
-    if (!req || !ts_valid(req) || measured == (clockid_t)-1) return hw_real.clock_nanosleep(clock, flags, req, rem);
+    struct timespec r;
+    if (!req || measured == (clockid_t)-1 || !user_read(&r, req, sizeof r) || !ts_valid(&r))
+        return hw_real.clock_nanosleep(clock, flags, req, rem);
     scope_enter(&w, SITE(), HW_WAIT_SLEEP, false, HW_CALL_CLOCK_NANOSLEEP);
     hw_deadline d = { 0 };
-    if (!absolute) d = deadline_after(measured, req);
-    struct timespec scratch, left = *req;
+    if (!absolute) d = deadline_after(measured, &r);
+    struct timespec scratch, left = r;
     int err = hw_real.clock_nanosleep(clock, flags, req, &scratch);
     for (;;) {
         if (err != EINTR || !scope_ours_only(&w)) break;
-        if (!absolute) left = deadline_left_ts(&d, req);
+        if (!absolute) left = deadline_left_ts(&d, &r);
         if (!scope_arm(&w)) {
             scratch = left; // a program handler ran while we decided: the sleep ends here
             break;
         }
         err = hw_real.clock_nanosleep(clock, flags, &left, &scratch);
     }
-    if (err == EINTR && rem && !absolute) *rem = scratch;
+    if (err == EINTR && rem && !absolute && !user_write(rem, &scratch, sizeof scratch)) err = EFAULT;
     scope_exit(&w, true); // clock_nanosleep never sets errno
     return err;
 }

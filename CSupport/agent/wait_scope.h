@@ -54,6 +54,10 @@ static inline __attribute__((always_inline)) void scope_enter(wait_scope *w, uin
         // One clock read serves the heartbeat and the wait's deadline (scope_monotonic_ns).
         w->entered_ns = hw_stamp_ns(&w->entered_by_tsc);
         hw_heartbeat_wait_begin_at(w->slot, w->entered_ns);
+        // From here a program handler that jumps out of the wait ends it (handler_in_wait.c).
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        hw_tls_in_loop_wait = w->slot;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
     } else {
         hw_blocked_context ctx;
         hw_capture_context(&ctx);
@@ -65,7 +69,11 @@ static inline __attribute__((always_inline)) void scope_enter(wait_scope *w, uin
 /// (an EINTR of ours on the way must not show).
 static inline void scope_exit(wait_scope *w, bool ok) {
     int saved = ok ? w->saved_errno : errno;
-    if (w->loop) hw_heartbeat_wait_end(w->slot);
+    if (w->loop) {
+        hw_tls_in_loop_wait = NULL;
+        __atomic_signal_fence(__ATOMIC_SEQ_CST);
+        hw_heartbeat_wait_end(w->slot);
+    }
     else if (w->slot) hw_blocked_end(w->slot);
     errno = saved;
 }

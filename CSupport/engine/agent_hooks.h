@@ -23,6 +23,17 @@ void hw_engine_disable_after_fork(void);
 /// The preload agent wraps the program's waits: call before hw_engine_start.
 void hw_engine_set_interposed(void);
 
+// ---- program handlers inside the loop's wait (handler_in_wait.c) ----------
+
+/// The wait a program handler may jump out of: set by a loop wait's wrapper
+/// after its heartbeat, cleared before its exit.
+extern __thread hw_slot *hw_tls_in_loop_wait __attribute__((tls_model("initial-exec")));
+/// SIGNAL-SAFE. A program handler starts: if its thread sits in the loop's
+/// wait, the wait ends now (busy from here). Returns what to hand back.
+hw_slot *hw_handler_enters(void);
+/// SIGNAL-SAFE. The handler returned into the wait: the wait begins again.
+void hw_handler_returns(hw_slot *slot);
+
 // ---- heartbeat (heartbeat.c) ------------------------------------------------
 
 /// What kind of wait an interposed call is, for deciding whether it is the

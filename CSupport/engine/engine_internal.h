@@ -193,6 +193,9 @@ int hw_signal_install(void);
 bool hw_signal_is_ours(const void *siginfo);
 /// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
 bool hw_signal_request(pid_t tid);
+/// SIGNAL-SAFE. The program ignores SIGPROF and so does the kernel: no signal
+/// of ours can sample (a note says so once).
+bool hw_signal_ignored(void);
 /// Ask thread `tid` whether it is running main-queue work (probe mode).
 bool hw_signal_request_identify(pid_t tid);
 /// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.

@@ -23,7 +23,7 @@ typedef struct { uint64_t bits; } kernel_sigset; // the kernel's 8-byte sigset
 bool hw_signal_send(pid_t tid, bool identify) {
     __atomic_add_fetch(&hw_g.signals_in_flight, 1, __ATOMIC_SEQ_CST);
     bool sent = false;
-    if (!__atomic_load_n(&hw_g.exec_pending, __ATOMIC_SEQ_CST))
+    if (!__atomic_load_n(&hw_g.exec_pending, __ATOMIC_SEQ_CST) && !hw_signal_ignored())
         sent = identify ? hw_signal_request_identify(tid) : hw_signal_request(tid);
     __atomic_sub_fetch(&hw_g.signals_in_flight, 1, __ATOMIC_SEQ_CST);
     return sent;

@@ -134,7 +134,7 @@ void hw_owner_signal_sample(const void *siginfo, const uint64_t regs[HW_REG_COUN
 static bool send_owner_signal(pid_t tid, uint32_t index, uint32_t extra) {
     __atomic_add_fetch(&hw_g.signals_in_flight, 1, __ATOMIC_SEQ_CST);
     bool sent = false;
-    if (!__atomic_load_n(&hw_g.exec_pending, __ATOMIC_SEQ_CST)) {
+    if (!__atomic_load_n(&hw_g.exec_pending, __ATOMIC_SEQ_CST) && !hw_signal_ignored()) {
         siginfo_t si;
         memset(&si, 0, sizeof si);
         si.si_signo = SIGPROF;

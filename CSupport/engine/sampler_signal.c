@@ -79,7 +79,14 @@ static void on_sigprof(int sig, siginfo_t *si, void *ucv);
 //    sent to a thread /proc shows running, the agent's waits resume after
 //    one, and a program whose profiler runs without SA_RESTART already copes
 //    with a SIGPROF cutting any syscall short.
-//  - When it has none (SIG_DFL, SIG_IGN), the program never receives a
+//  - When it ignores SIGPROF, the kernel ignores it too: a SIGPROF sent to
+//    the program (by itself, another thread, another process) is then
+//    dropped by the kernel as it would be plain, never interrupts a raw
+//    sleep or an unwrapped call, /proc/self/status shows it ignored, and the
+//    ignore survives exec. Our own samples are dropped with them: with the
+//    fallback sampler running threads get no CPU samples while it lasts, and
+//    the first request that finds it so writes a note (hw_signal_ignored).
+//  - When it has none (SIG_DFL), the program never receives a
 //    SIGPROF, so every one must be invisible: SA_RESTART, so that a
 //    restartable syscall a sample races into resumes unseen; SA_ONSTACK, so
 //    that a thread near the end of its stack takes the sample on its
@@ -89,7 +96,10 @@ static int register_ours(void) {
     struct sigaction k;
     memset(&k, 0, sizeof k);
     k.sa_sigaction = on_sigprof;
-    if (__atomic_load_n(&chained.handler, __ATOMIC_ACQUIRE) > (uintptr_t)SIG_IGN) {
+    uintptr_t program = __atomic_load_n(&chained.handler, __ATOMIC_ACQUIRE);
+    if (program == (uintptr_t)SIG_IGN) {
+        k.sa_handler = SIG_IGN;
+    } else if (program > (uintptr_t)SIG_IGN) {
         uint64_t mask = __atomic_load_n(&chained.mask, __ATOMIC_RELAXED);
         memcpy(&k.sa_mask, &mask, sizeof mask);
         k.sa_flags = SA_SIGINFO
@@ -129,7 +139,10 @@ static void chain(int sig, siginfo_t *si, void *uc) {
     hw_signal_count_program();
     // Called with (sig, siginfo, ucontext) whether or not the program asked for
     // SA_SIGINFO: on x86_64 the kernel passes these registers to every handler.
+    // It may jump out of the loop's wait (handler_in_wait.c).
+    hw_slot *waited = hw_handler_enters();
     ((handler_fn)h)(sig, si, uc);
+    hw_handler_returns(waited);
 }
 
 static void copy_registers(const ucontext_t *uc, uint64_t regs[HW_REG_COUNT]) {
@@ -249,6 +262,15 @@ static bool send_cookie(pid_t tid, int cookie) {
     si.si_uid = getuid();
     si.si_value.sival_int = cookie;
     return syscall(SYS_rt_tgsigqueueinfo, hw_g.pid, tid, SIGPROF, &si) == 0;
+}
+
+// SIGNAL-SAFE. The program ignores SIGPROF, so the kernel does (register_ours):
+// a signal of ours would be dropped. The first caller writes the note.
+bool hw_signal_ignored(void) {
+    static uint32_t noted;
+    if (__atomic_load_n(&chained.handler, __ATOMIC_ACQUIRE) != (uintptr_t)SIG_IGN) return false;
+    if (!__atomic_exchange_n(&noted, 1, __ATOMIC_ACQ_REL)) hw_write_note(0, HW_NOTE_SIGPROF_IGNORED, 0);
+    return true;
 }
 
 bool hw_signal_request(pid_t tid) { return send_cookie(tid, HW_SAMPLE_COOKIE); }

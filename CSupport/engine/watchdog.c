@@ -293,8 +293,7 @@ static void take_sample(hw_slot *slot) {
         if (ses->perf.map || ses->signal_blocked) return; // the kernel samples it, or nothing can
         // The slot must still belong to the thread this session samples.
         if (__atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) != ses->life) return;
-        ses->requested++;
-        hw_signal_send(ses->os_tid, false);
+        if (hw_signal_send(ses->os_tid, false)) ses->requested++; // unsent (exec, SIGPROF ignored): not missed
         return;
     }
 }

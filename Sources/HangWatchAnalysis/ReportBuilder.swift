@@ -232,6 +232,9 @@ package struct ReportBuilder {
                 text = "thread \(note.tid) blocks SIGPROF: its CPU samples are missing, only blocked waits were sampled"
             case HW_NOTE_SIGNAL_REPLACED.rawValue:
                 text = "the program installed its own SIGPROF handler; hangwatch chains to it"
+            case HW_NOTE_SIGPROF_IGNORED.rawValue:
+                text = "the program ignores SIGPROF, and so does the kernel for it: while it does, the SIGPROF sampler "
+                    + "cannot sample running threads (the kernel's sampler is not affected)"
             case HW_NOTE_SAMPLES_MISSED.rawValue:
                 text = "thread \(note.tid): sampling signals went unanswered (\(note.value) in one hang)"
             case HW_NOTE_SAMPLER.rawValue:

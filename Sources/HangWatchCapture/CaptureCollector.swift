@@ -116,7 +116,7 @@ package final class CaptureCollector {
             // Notes whose text names no value are kept once per thread whatever their value,
             // so per-hang repeats cannot use up the cap before another thread's first note.
             let valueless = [HW_NOTE_SIGNAL_BLOCKED.rawValue, HW_NOTE_SIGNAL_REPLACED.rawValue,
-                             HW_NOTE_STATE_UNREADABLE.rawValue].contains(n.code)
+                             HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_SIGPROF_IGNORED.rawValue].contains(n.code)
             let key = valueless ? CaptureNote(tid: n.tid, code: n.code, value: 0) : note
             if noteSet.count < Self.maxNotes, noteSet.insert(key).inserted { run.notes.append(note) }
         case Int(HW_REC_FRAMES.rawValue):

@@ -205,6 +205,68 @@ extension Integration {
             try same("raw_handler_readback", [], expected: ["handler ran 1 time(s) for one raise"])
         }
 
+        /// Issue 31: a raw read written back with the raw rt_sigaction, after another handler was
+        /// installed through libc, runs the handler it read (it ran the latest one).
+        @Test func aRawReadHandlerWrittenBackRawRunsTheHandlerItRead() throws {
+            try same("raw_handler_readback", ["raw-write-back"], expected: [
+                "after a raw write-back: the first handler ran 1 time(s), the later one 0",
+                "sigaction reads back the first handler: yes",
+            ])
+        }
+
+        /// Issue 31: a pointer the kernel refuses gives EFAULT, never a fault in a wrapper
+        /// (nanosleep and clock_nanosleep read the request themselves, and died of SIGSEGV).
+        @Test func waitsGivenUnmappedPointersFailWithEFAULT() throws {
+            try same("bad_pointers", [], expected: [
+                "nanosleep(unmapped req): rc -1 EFAULT",
+                "nanosleep(unmapped req, rem): rc -1 EFAULT",
+                "clock_nanosleep(relative, unmapped req): returned EFAULT",
+                "clock_nanosleep(absolute, unmapped req): returned EFAULT",
+                "nanosleep(300 ms, unmapped rem) cut by SIGALRM: rc -1 EFAULT",
+                "clock_nanosleep(300 ms, unmapped rem) cut by SIGALRM: returned EFAULT",
+                "nanosleep(20 ms, unmapped rem): rc 0 0",
+                "alarms 2",
+                "sigtimedwait(unmapped timeout): rc -1 EFAULT",
+                "sigtimedwait(unmapped set): rc -1 EFAULT",
+                "sigtimedwait(SIGUSR1 pending, unmapped siginfo): rc -1 EFAULT",
+                "SIGUSR1 still pending: no",
+                "sigwaitinfo(SIGUSR1 pending, unmapped siginfo): rc -1 EFAULT",
+                "ppoll(unmapped fds): rc -1 EFAULT",
+                "poll(unmapped fds): rc -1 EFAULT",
+                "select(unmapped fd set): rc -1 EFAULT",
+                "epoll_wait(ready, unmapped events): rc -1 EFAULT",
+                "epoll_pwait(ready, unmapped events): rc -1 EFAULT",
+            ])
+        }
+
+        /// Issue 31: an ignored SIGPROF stays ignored in the kernel. A SIGPROF sent to a raw
+        /// nanosleep cut it short with EINTR, and /proc/self/status showed SIGPROF caught.
+        @Test func ignoredSigprofIsIgnoredByTheKernel() throws {
+            let (_, run) = try same("ignored_sigprof", ["sleep"], expected: [
+                "after signal(SIGPROF, SIG_IGN): SIGPROF ignored yes, caught no",
+                "raw nanosleep 300 ms with SIGPROF sent to it: rc 0 0, time ok",
+                "after the sleep: SIGPROF ignored yes, caught no",
+            ], sideBySide: true)
+            // The SIGPROF sampler cannot sample meanwhile, and the report says so.
+            #expect(run.report.notes.contains { $0.contains("ignores SIGPROF") } == Safety.signalSampler,
+                    "\(run.report.notes)")
+        }
+
+        /// Issue 31: the sampler's fallback, told to sample, writes the note instead of signals.
+        @Test func ignoredSigprofWithTheSignalSamplerIsNoted() throws {
+            let (_, run) = try same("ignored_sigprof", ["sleep"], hangwatchArgs: ["--sampler", "signal"])
+            #expect(run.report.notes.contains { $0.contains("ignores SIGPROF") }, "\(run.report.notes)")
+            #expect(!run.report.notes.contains { $0.contains("went unanswered") }, "\(run.report.notes)")
+        }
+
+        /// Issue 31: a program that ignores SIGPROF and execs: the new image starts with it
+        /// ignored (SigIgn 0x4000000), as plain; it started with the default action.
+        @Test func ignoredSigprofSurvivesExec() throws {
+            try same("ignored_sigprof", ["exec"], expected: [
+                "the new image at start: SIGPROF ignored yes, caught no",
+            ])
+        }
+
         // Item 12: the extra CPU of watching a thread parked in pthread_join.
         @Test func mainThreadParkedInJoinCostsLittle() throws {
             let (_, run) = try same("idle_join", [], expected: [

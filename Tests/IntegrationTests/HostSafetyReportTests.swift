@@ -270,6 +270,24 @@ extension Integration {
             #expect(Safety.symbols(hang).contains { $0.contains("spin_until") }, "call tree: \(Safety.symbols(hang))")
         }
 
+        /// Issue 31: a SIGALRM handler siglongjmps out of the loop's poll, and the loop then
+        /// works 500 ms. The wrapper's exit was jumped over: the report showed one 550 ms
+        /// `unknown` hang with no samples, the loop still taken for waiting.
+        @Test func workAfterASiglongjmpOutOfTheLoopsWaitIsOneCPUHang() throws {
+            let program = try SafetyProgram.build("longjmp_wait")
+            let plain = try program.plain([])
+            #expect(plain.result.lines == ["the alarm jumped out of the loop's poll"], "plain: \(plain.result)")
+            let run = try program.watched([])
+            expectSame(plain, run)
+            let work = try #require(run.work("worked").first)
+            #expect(run.report.hangs.count == 1, "\(Safety.describe(run.report))")
+            let hang = try #require(run.report.hangs.first, "\(Safety.describe(run.report))")
+            #expect(abs(hang.durationMs - work.durationMs) <= 15 + run.stolenMs,
+                    "worked \(work.durationMs) ms: \(Safety.describe(run.report))")
+            #expect(hang.kind.rawValue == "cpu", "\(Safety.describe(run.report))")
+            #expect(Safety.symbols(hang).contains { $0.contains("worked_after_jump") }, "call tree: \(Safety.symbols(hang))")
+        }
+
         // Extra: a watched thread on a PTHREAD_STACK_MIN stack.
         @Test func watchedThreadOnTinyStack() throws {
             let program = try SafetyProgram.build("extras")

@@ -3,7 +3,11 @@
  * rt_sigaction system call (as runtimes that bypass libc do) and hands the
  * value back through libc's sigaction to restore it.
  *
- *   raw_handler_readback [--measure FILE]
+ *   raw_handler_readback [raw-write-back] [--measure FILE]
+ *
+ * raw-write-back: the raw read is written back with the raw call after
+ * another handler was installed through libc; plain the first handler runs
+ * again (and sigaction reads it back).
  *
  * Under hangwatch the kernel's disposition is the agent's trampoline, which
  * calls the program's handler; the raw read returns the trampoline. Handed
@@ -17,12 +21,18 @@
 
 #include <sys/syscall.h>
 
-static volatile sig_atomic_t hits;
+static volatile sig_atomic_t hits, later_hits;
 
 static void on_usr1(int sig)
 {
     (void)sig;
     hits++;
+}
+
+static void later_usr1(int sig)
+{
+    (void)sig;
+    later_hits++;
 }
 
 /* The kernel's struct sigaction for rt_sigaction(2) on x86_64. */
@@ -46,6 +56,23 @@ int main(int argc, char **argv)
     if (syscall(SYS_rt_sigaction, SIGUSR1, NULL, &raw, sizeof raw.mask) != 0) {
         out("raw rt_sigaction: %s", strerror(errno));
         return 1;
+    }
+    if (argc > 1 && !strcmp(argv[1], "raw-write-back")) {
+        /* Another handler through libc, then the raw read written back raw: the first one again. */
+        act.sa_handler = later_usr1;
+        sigaction(SIGUSR1, &act, NULL);
+        if (syscall(SYS_rt_sigaction, SIGUSR1, &raw, NULL, sizeof raw.mask) != 0) {
+            out("raw rt_sigaction write: %s", strerror(errno));
+            return 1;
+        }
+        raise(SIGUSR1);
+        out("after a raw write-back: the first handler ran %d time(s), the later one %d", (int)hits,
+            (int)later_hits);
+        struct sigaction now;
+        sigaction(SIGUSR1, NULL, &now);
+        out("sigaction reads back the first handler: %s", now.sa_handler == on_usr1 ? "yes" : "no");
+        loop_wait(10);
+        return 0;
     }
     struct sigaction back;
     memset(&back, 0, sizeof back);

@@ -264,6 +264,7 @@ enum hw_note_code {
     HW_NOTE_SAMPLER = 5,           // value: the running-thread sampler (low 32 bits, hw_sampler) and, for signals, the errno that refused perf_event_open (high 32)
     HW_NOTE_KERNEL_SAMPLES_LOST = 6, // value: kernel samples lost because the watchdog drained its ring too late
     HW_NOTE_POOL_QUEUE = 7,        // value: a cooperative-pool queue's index (high 32 bits) and how many of its jobs can run at once (low 32)
+    HW_NOTE_SIGPROF_IGNORED = 8,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
 };
 
 /// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).
