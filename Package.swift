@@ -73,9 +73,11 @@ let package = Package(
         .target(name: "HangWatch", dependencies: ["HangWatchRender", "CHangWatchEngine"]),
         // The command-line tool: argument parsing and process handling over the stages.
         .executableTarget(name: "hangwatch", dependencies: ["HangWatch", "CHangWatchCLISupport"],
-                          plugins: ["AgentBuilder"]),
+                          plugins: ["AgentBuilder", "RevisionStamp"]),
         // Compiles the preload agent with cc for `swift build` (see the top of this file).
         .plugin(name: "AgentBuilder", capability: .buildTool()),
+        // Writes the git revision into the executable, for `hangwatch --version`.
+        .plugin(name: "RevisionStamp", capability: .buildTool()),
 
         // Demos used by the Quick start, the tests and the benchmarks.
         .executableTarget(name: "RunLoopDemo", dependencies: ["DemoSupport"], path: "Demos/RunLoopDemo"),
