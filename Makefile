@@ -39,9 +39,10 @@ all: build
 deps:
 	@Scripts/ensure-apt-packages.sh $(APT_PACKAGES)
 
-# The HTML report test loads the page in a headless browser, and the main-queue
-# probe tests count the signals the program receives with strace; only the tests need them.
-TEST_APT_PACKAGES := chromium strace
+# The HTML report test loads the page in a headless browser, the main-queue
+# probe tests count the signals the program receives with strace, and the zsh
+# completion is tried in zsh; only the tests need them.
+TEST_APT_PACKAGES := chromium strace zsh
 testdeps:
 	@Scripts/ensure-apt-packages.sh $(TEST_APT_PACKAGES)
 

@@ -17,14 +17,14 @@ struct AgentBuilder: BuildToolPlugin {
         let sources = try files(in: [engine, agent], ending: ".c")
         let headers = try files(in: [engine, engine.appending(path: "include"), agent], ending: ".h")
         let output = context.pluginWorkDirectoryURL.appending(path: "libhangwatch-agent.so")
-        // The Makefile's AGENT_FLAGS: keep the two in step.
+        // The Makefile's AGENT_FLAGS but its -I (Integration.AgentBuild holds the two in step).
         let flags = ["-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
                      "-funwind-tables", "-fvisibility=hidden", "-flto", "-Wall", "-Wextra",
-                     "-I" + engine.appending(path: "include").path,
                      "-Wl,--build-id", "-Wl,-z,nodelete"]
+        let include = "-I" + engine.appending(path: "include").path
         return [.buildCommand(displayName: "Building the preload agent libhangwatch-agent.so",
                               executable: try compiler(),
-                              arguments: flags + ["-o", output.path] + sources.map(\.path) + ["-ldl", "-lpthread"],
+                              arguments: flags + [include, "-o", output.path] + sources.map(\.path) + ["-ldl", "-lpthread"],
                               inputFiles: sources + headers,
                               outputFiles: [output])]
     }

@@ -105,5 +105,32 @@ extension Integration {
                 """, "bash", script, TestPaths.hangwatch])
             #expect(formats.stdout.contains("json") && formats.stdout.contains("pprof"), "\(formats.stdout)")
         }
+
+        /// The zsh completion offers the same options, with zsh's completion builtins stubbed
+        /// to print what they are given (no terminal needed).
+        @Test func zshCompletionOffersEveryOption() throws {
+            let zsh = "/usr/bin/zsh"
+            try #require(FileManager.default.isExecutableFile(atPath: zsh), "zsh is missing: make testdeps installs it")
+            let script = TestPaths.packageRoot.appendingPathComponent("completions/_hangwatch").path
+            let stubs = """
+                compadd() { [[ $1 == -- ]] && shift; print -l -- "$@"; }
+                _describe() { local -a c; c=(${(P)${@[-1]}}); print -l -- ${c%%:*}; }
+                _files() { print FILES; }; _pids() { print PIDS; }; _command_names() { print COMMANDS; }
+                source "$1" >/dev/null 2>&1
+                shift; words=("$@"); CURRENT=${#words}; PREFIX=${words[-1]}; _hangwatch
+                """
+            for command in Self.commands where command != "help" {
+                let wanted = options(in: try hangwatch(["help", command]).stdout)
+                let r = try ProcessRunner.run(zsh, ["-f", "-c", stubs, "zsh", script, TestPaths.hangwatch, command, "-"])
+                #expect(r.status == 0, "\(r.stderr)")
+                let offered = Set(r.stdout.split(separator: "\n").map(String.init))
+                #expect(offered == wanted, "\(command): offered \(offered.sorted()), help lists \(wanted.sorted())")
+            }
+            let first = try ProcessRunner.run(zsh, ["-f", "-c", stubs, "zsh", script, TestPaths.hangwatch, "r"])
+            #expect(Set(first.stdout.split(separator: "\n").map(String.init))
+                        .isSuperset(of: ["run", "attach", "dump", "report", "diff", "help", "--version"]), "\(first.stdout)")
+            let program = try ProcessRunner.run(zsh, ["-f", "-c", stubs, "zsh", script, TestPaths.hangwatch, "run", "--", ""])
+            #expect(program.stdout == "COMMANDS\n", "\(program.stdout)")
+        }
     }
 }
