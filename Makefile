@@ -30,7 +30,8 @@ SAN_AGENT   := $(SAN_DIR)/libhangwatch-agent.so
 SAN_FLAGS   := $(filter-out -O2 -flto,$(AGENT_FLAGS)) -O1 \
                -fsanitize=address,undefined -fno-sanitize-recover=undefined
 
-.PHONY: all deps testdeps pydeps build agent agent-sanitized sanitizer-runtime demo test test-sanitized bench docs clean
+.PHONY: all deps testdeps pydeps build agent agent-sanitized sanitizer-runtime demo test test-sanitized bench docs clean \
+        installed-build install uninstall deb debdeps test-install
 
 all: build
 
@@ -38,9 +39,10 @@ all: build
 deps:
 	@Scripts/ensure-apt-packages.sh $(APT_PACKAGES)
 
-# The HTML report test loads the page in a headless browser, and the main-queue
-# probe tests count the signals the program receives with strace; only the tests need them.
-TEST_APT_PACKAGES := chromium strace
+# The HTML report test loads the page in a headless browser, the main-queue
+# probe tests count the signals the program receives with strace, and the zsh
+# completion is tried in zsh; only the tests need them.
+TEST_APT_PACKAGES := chromium strace zsh
 testdeps:
 	@Scripts/ensure-apt-packages.sh $(TEST_APT_PACKAGES)
 
@@ -80,13 +82,46 @@ demo: build
 # `swift test` builds every product (the CLI and demos included) with testing
 # enabled; a `swift build` before or between would only be undone by it, so
 # `test` builds through `swift test` once and runs the sanitized suites on
-# that same build (about 4.5 minutes less on a 2-core machine).
+# that same build (about 4.5 minutes less on a 2-core machine). Last, the
+# installed tree and the Debian package are tried away from the tree (test-install).
 test: agent pydeps testdeps
 	swift test -c $(CONFIG) --no-parallel
 	CONFIG=$(CONFIG) Scripts/test-sanitized.sh
+	@$(MAKE) --no-print-directory test-install
 
 test-sanitized: build pydeps testdeps
 	CONFIG=$(CONFIG) Scripts/test-sanitized.sh
+
+# Installing: `make install PREFIX=/usr/local` (DESTDIR for staging), `make
+# uninstall`, `make deb`. The installed hangwatch has the Swift runtime linked
+# in statically (--static-swift-stdlib): its only run-time needs are the
+# system's libelf, libunwind, zlib and libstdc++, and no rpath reaches into
+# the toolchain or this tree. That build replaces .build/release/hangwatch
+# (same behaviour; only the hangwatch module is rebuilt and relinked).
+PREFIX      ?= /usr/local
+DESTDIR     ?=
+RELEASE_DIR  = $(shell swift build -c release --show-bin-path)
+
+installed-build: deps
+	swift build -c release --static-swift-stdlib --product hangwatch
+
+install: installed-build
+	Scripts/install.sh "$(DESTDIR)$(PREFIX)" "$(RELEASE_DIR)"
+
+uninstall:
+	Scripts/install.sh --uninstall "$(DESTDIR)$(PREFIX)"
+
+# dpkg-shlibdeps, for the package's Depends.
+debdeps:
+	@Scripts/ensure-apt-packages.sh dpkg-dev
+
+deb: installed-build debdeps
+	Scripts/make-deb.sh "$(RELEASE_DIR)" .build
+
+# Install into a scratch prefix and from the package, then run a program with
+# each copy away from this tree (part of `make test`).
+test-install: installed-build debdeps
+	Scripts/test-install.sh "$(RELEASE_DIR)"
 
 bench: build
 	./Bench/run.sh

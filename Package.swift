@@ -4,7 +4,8 @@
 // The preload agent (libhangwatch-agent.so) is deliberately NOT a SwiftPM
 // product: SwiftPM links libswiftCore into every dynamic library it builds,
 // and the agent must stay pure C so it can be injected into any program.
-// The Makefile builds it from CSupport/engine + CSupport/agent with `cc`.
+// The AgentBuilder plugin builds it from CSupport/engine + CSupport/agent with
+// the system `cc` (as the Makefile does), a resource of the `hangwatch` target.
 import PackageDescription
 
 let package = Package(
@@ -71,7 +72,12 @@ let package = Package(
         // The library face: HangWatcher, FrameMonitor, LoopHeartbeat, re-exporting the model.
         .target(name: "HangWatch", dependencies: ["HangWatchRender", "CHangWatchEngine"]),
         // The command-line tool: argument parsing and process handling over the stages.
-        .executableTarget(name: "hangwatch", dependencies: ["HangWatch", "CHangWatchCLISupport"]),
+        .executableTarget(name: "hangwatch", dependencies: ["HangWatch", "CHangWatchCLISupport"],
+                          plugins: ["AgentBuilder", "RevisionStamp"]),
+        // Compiles the preload agent with cc for `swift build` (see the top of this file).
+        .plugin(name: "AgentBuilder", capability: .buildTool()),
+        // Writes the git revision into the executable, for `hangwatch --version`.
+        .plugin(name: "RevisionStamp", capability: .buildTool()),
 
         // Demos used by the Quick start, the tests and the benchmarks.
         .executableTarget(name: "RunLoopDemo", dependencies: ["DemoSupport"], path: "Demos/RunLoopDemo"),

@@ -2,10 +2,15 @@
 import Glibc
 #endif
 
-/// Where the preload agent lives: $HANGWATCH_AGENT, else next to this executable
-/// (the build puts both in .build/<config>/), else ../lib/hangwatch/.
+/// Where the preload agent lives: $HANGWATCH_AGENT, else the first of
+/// `candidates` that can be read: next to this executable (`make` puts both in
+/// .build/<config>/), ../lib/hangwatch/ (`make install`, the Debian package),
+/// or the `hangwatch` target's resource directory next to the executable,
+/// where `swift build` alone puts the agent (the AgentBuilder plugin).
 enum AgentLocator {
     static let fileName = "libhangwatch-agent.so"
+    /// SwiftPM's resource directory of the `hangwatch` target (package_target.resources).
+    static let resourceDirectory = "hangwatch_hangwatch.resources"
 
     static var executableDirectory: String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
@@ -15,18 +20,25 @@ enum AgentLocator {
         return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
     }
 
-    static var expectedPath: String { executableDirectory + "/" + fileName }
+    /// The places looked at without $HANGWATCH_AGENT, in order.
+    static var candidates: [String] {
+        let dir = executableDirectory
+        return [dir + "/" + fileName, dir + "/../lib/hangwatch/" + fileName,
+                dir + "/" + resourceDirectory + "/" + fileName]
+    }
+
+    /// What was looked for, for the "not found" line: $HANGWATCH_AGENT when set, else every candidate.
+    static var lookedFor: String {
+        if let env = getenv("HANGWATCH_AGENT"), env.pointee != 0 { return String(cString: env) }
+        return candidates.joined(separator: ", ")
+    }
 
     static func find() -> String? {
         if let env = getenv("HANGWATCH_AGENT"), env.pointee != 0 {
             let path = String(cString: env)
             return access(path, R_OK) == 0 ? path : nil
         }
-        for candidate in [expectedPath, executableDirectory + "/../lib/hangwatch/" + fileName]
-        where access(candidate, R_OK) == 0 {
-            return candidate
-        }
-        return nil
+        return candidates.first { access($0, R_OK) == 0 }
     }
 
     /// The program's LD_PRELOAD: $HANGWATCH_PRELOAD_BEFORE (colon-separated

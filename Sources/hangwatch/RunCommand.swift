@@ -40,7 +40,8 @@ enum RunCommand {
             return report(launchFailure: error)
         }
         guard let agent = AgentLocator.find() else {
-            writeStderr("hangwatch: \(CaptureError.agentNotFound(AgentLocator.expectedPath))")
+            writeStderr("hangwatch: preload agent not found (looked for \(AgentLocator.lookedFor)); "
+                        + "rebuild with `swift build` or `make agent`, or set HANGWATCH_AGENT")
             return ExitCode.internalError
         }
         // Looked for before the program runs, so a missing tool is said at once

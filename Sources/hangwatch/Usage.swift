@@ -15,9 +15,21 @@ enum Usage {
       hangwatch dump PID [--format text|json]        print every thread's stack once
       hangwatch report FILE.json [options]           re-render a saved JSON report, filtered
       hangwatch diff BEFORE.json AFTER.json          compare two saved JSON reports
-      hangwatch --help | --version
+      hangwatch help [COMMAND]                       this overview, or a command's options
+      hangwatch --version                            version, git revision, report schema
 
-    Run 'hangwatch COMMAND --help' for the options of a command.
+    Run 'hangwatch help COMMAND' or 'hangwatch COMMAND --help' for the options
+    of a command; 'man hangwatch' for all of them.
+    """
+
+    static let help = """
+    Usage: hangwatch help [COMMAND | --man]
+
+    Prints the overview of the commands, or the options of COMMAND (run,
+    attach, dump, report, diff, help): the same text as 'hangwatch COMMAND --help'.
+    With --man, prints the manual page hangwatch.1 (roff), made of these texts.
+
+    Exit status: 0; 2 for an unknown command.
     """
 
     static var run: String { """

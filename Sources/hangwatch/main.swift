@@ -24,9 +24,10 @@ case "dump":
 case "diff":
     status = DiffCommand.main(Array(arguments.dropFirst()))
 case "--version", "-V":
-    print("hangwatch \(HangWatchVersion.string)")
-    status = 0
-case "--help", "-h", "help":
+    status = VersionCommand.main(Array(arguments.dropFirst()))
+case "help":
+    status = HelpCommand.main(Array(arguments.dropFirst()))
+case "--help", "-h":
     print(Usage.top)
     status = 0
 case nil:

@@ -29,7 +29,7 @@ extension Integration {
             let long = measured.filter { $0.durationMs >= 100 }
             #expect(long.map(\.name) == ["parseLargeDocument", "renderThumbnails", "refreshCache"])
             #expect(attach.report.hangs.count == long.count, "hangs: \(attach.report.hangs.map(\.durationMs))")
-            // The README's figures (start ±2 ms after a quiet spell, end ±0.5 ms, durations seen
+            // docs/DESIGN.md's figures (Attach and dump: start ±2 ms after a quiet spell, end ±0.5 ms, durations seen
             // within −2/+1.5 ms) are what the poller's 4 ms and 1 ms polls give when it gets the CPU
             // on time. 5 ms here: without CAP_SYS_NICE its raised priority is not granted, and on a
             // loaded 2-core machine a poll can come one 4 ms period late.
@@ -69,13 +69,13 @@ extension Integration {
             // Whatever was learned, the long block is a hang attach saw.
             #expect(attach.report.hangs.contains { attach.within($0.durationMs, of: photos.durationMs, toleranceMs: 5) && $0.thread.role == "main-queue" },
                     "hangs: \(attach.report.hangs.map(\.durationMs)); \(attach.stolenMs) ms stolen")
-            // The worker's idle wait is learned from its timed futex waits (README, attach).
+            // The worker's idle wait is learned from its timed futex waits (docs/DESIGN.md, attach).
             // When any futex wait was a candidate, one inside a block could be learned
             // instead: the gap between the blocks was not seen and both came out as one
             // hang (CI, 2026-12-01: one 690 ms hang; once in six runs before).
             #expect(attach.report.hangs.count == 2, "hangs: \(attach.report.hangs.map(\.durationMs))")
             // A worker started for the block is busy from its creation, a little
-            // before the block itself (see README, attach): +0.0-1.3 ms in five
+            // before the block itself (see docs/DESIGN.md, attach): +0.0-1.3 ms in five
             // quiet runs; the issue's ±5 ms holds.
             let first = try #require(attach.report.hangs.first)
             #expect(attach.within(first.durationMs, of: photos.durationMs, toleranceMs: 5),

@@ -155,9 +155,9 @@ extension Integration {
             #expect(run.result.lines.last == plain.result.lines.last, "plain: \(plain.result.lines), watched: \(run.result.lines)")
             // The issue's suggested mechanism: no thread of hangwatch's before the program's first loop
             // wait. Not done: the watchdog starts in the constructor so launch and batch programs keep their
-            // profiles; instead unshare/setns stop and join it for the call (README, "The safety contract").
+            // profiles; instead unshare/setns stop and join it for the call (docs/DESIGN.md, "The safety contract").
             // A program that counts its threads at start still sees one more: recorded as a known issue.
-            withKnownIssue("the watchdog exists from the constructor on (README: Limits)") {
+            withKnownIssue("the watchdog exists from the constructor on (docs/LIMITS.md)") {
                 #expect(run.result.lines.first == plain.result.lines.first, "plain: \(plain.result.lines), watched: \(run.result.lines)")
             }
             let (lost, phantoms) = Safety.match(run.work("sandboxed_work"), in: run.report.hangs, toleranceMs: 5 + run.stolenMs)

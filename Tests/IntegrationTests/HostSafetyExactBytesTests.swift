@@ -10,7 +10,7 @@ extension Integration {
     /// Its argv is hangwatch's own from PROGRAM on, and its environment is
     /// hangwatch's `environ` entry for entry (bytes that are not UTF-8, entries
     /// without `=`, a name given twice, the order) but for the variables
-    /// `run` sets for its agent (README, "The safety contract").
+    /// `run` sets for its agent (docs/DESIGN.md, "The safety contract").
     ///
     /// Each case starts both runs through `Tests/safety/hex_exec.c`, which
     /// can give execve any bytes, and `Tests/safety/argv_environ.c` prints

@@ -265,7 +265,7 @@ extension Integration {
             let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 + run.stolenMs },
                                     "\(Safety.describe(run.report))")
             // The alternate stack is not the thread's stack: the sampler copies it from the kernel's
-            // sigaltstack bounds, and the tree names the work the handler did there (README: Limits).
+            // sigaltstack bounds, and the tree names the work the handler did there (docs/LIMITS.md).
             #expect(Safety.symbols(hang).contains { $0.contains("altstack_work") }, "call tree: \(Safety.symbols(hang))")
             #expect(Safety.symbols(hang).contains { $0.contains("spin_until") }, "call tree: \(Safety.symbols(hang))")
         }

@@ -130,8 +130,8 @@ extension Integration {
         /// the signal arrived); it is now claimed from outside, never
         /// signalled (theStallsHolderIsNeverSignalled). With the SIGPROF
         /// fallback sampler the library has no wrappers to resume a wait the
-        /// race cut: 39 of 4,203 naps (a known issue there, as in the README's
-        /// Limits).
+        /// race cut: 39 of 4,203 naps (a known issue there, as in
+        /// docs/LIMITS.md).
         @Test func napsOfTheStallsHolderAreNeverCutShort() throws {
             let scratch = try TestPaths.scratch()
             let plainFile = scratch.appendingPathComponent("plain.txt").path

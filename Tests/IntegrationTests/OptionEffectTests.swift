@@ -4,7 +4,7 @@ import HangWatchTestSupport
 import Testing
 
 extension Integration {
-    /// Issue 14: each `run` option does what the README says, seen in the
+    /// Issue 14: each `run` option does what `hangwatch help run` and the docs say, seen in the
     /// report of a program with four loops and one known hang on each
     /// (`Tests/safety/four_loops.c`: main 300 ms, net-1 200 ms, net-2 260 ms,
     /// disk 180 ms, never overlapping).
