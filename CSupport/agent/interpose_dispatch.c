@@ -83,10 +83,24 @@ static void run_block(void *block) {
     dq.block_release(block);
 }
 
+// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
+// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
+#define HW_WIDTH_MAX_LOGICAL_CPUS (-3l)
+#define HW_POOL_QUEUE_LABEL "Swift global concurrent queue"
+
 /// The trampoline for a job of a watched pool queue, or NULL.
+static bool is_pool_queue(dispatch_queue_ref q, long width);
+
 static work_fn job_trampoline(dispatch_queue_ref q, work_fn fn) {
     int index = hw_pool_queue_index(q);
-    return index >= 0 && hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
+    if (index < 0) return NULL;
+    // Once per queue: the label is still the pool's (see hw_pool_queue_confirm).
+    if (__builtin_expect(!hw_pool_queue_confirmed(index), 0)) {
+        bool still = is_pool_queue(q, HW_WIDTH_MAX_LOGICAL_CPUS);
+        hw_pool_queue_confirm(index, still);
+        if (!still) return NULL;
+    }
+    return hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
 }
 
 HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
@@ -121,10 +135,6 @@ HW_EXPORT void dispatch_after(dispatch_time_value when, dispatch_queue_ref q, vo
     dq.after_f(when, q, w, run_wrapped);
 }
 
-// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
-// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
-#define HW_WIDTH_MAX_LOGICAL_CPUS (-3l)
-#define HW_POOL_QUEUE_LABEL "Swift global concurrent queue"
 
 static bool is_pool_queue(dispatch_queue_ref q, long width) {
     if (width != HW_WIDTH_MAX_LOGICAL_CPUS || !dq.label_of) return false;

@@ -83,6 +83,13 @@ void hw_main_thread_parks(void);
 int hw_pool_queue_register(void *queue);
 /// The index of a registered pool queue, or -1: a few loads, for every enqueue.
 int hw_pool_queue_index(const void *queue);
+/// Engine start in the agent: the pool's width, and whether this libdispatch
+/// would bypass the wrappers.
+void hw_pool_init(void);
+/// Whether pool queue `index` was confirmed by its first job, and that
+/// confirmation (false: its label is no longer the pool's; it is dropped).
+bool hw_pool_queue_confirmed(int index);
+void hw_pool_queue_confirm(int index, bool still_the_pool);
 /// Whether `fn` is the runtime's job function (the first job's names it).
 bool hw_pool_accepts(void (*fn)(void *));
 /// The function to enqueue instead of the job function for pool queue `index`:

@@ -43,6 +43,7 @@ int hw_engine_start(hw_log_header *log, const hw_config *config) {
     // registration (which allocates) ever happens inside a signal handler.
     if (getpid() == (pid_t)syscall(SYS_gettid)) (void)hw_current_slot();
     // In-process the main-queue probe parks on dispatch work (main_queue.c).
+    if (hw_g.interposed) hw_pool_init();
     if (!hw_g.interposed) {
         hw_dispatch_brackets_install();
         hw_main_queue_owner_guess(dlsym(RTLD_DEFAULT, "_dispatch_main_q"), hw_g.pid);

@@ -156,6 +156,12 @@ void hw_owner_claim(void);
 
 // slots.c
 hw_slot *hw_slot_register(pid_t tid, uint32_t role);
+/// The same for a thread that is idle from the start (no launch period):
+/// published waiting, so the watchdog never sees it busy.
+hw_slot *hw_slot_register_idle(pid_t tid, uint32_t role);
+// job_pool.c
+/// The calling thread exits: its pool-worker slot (if any) is given back.
+void hw_pool_worker_gone(void);
 /// The calling thread ends (or a dead thread was found): close its busy
 /// period without calling it a hang and free the slot for another thread.
 void hw_slot_release(hw_slot *slot, bool by_watchdog);

@@ -207,9 +207,9 @@ void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) {
 }
 
 bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {
-    // A job runs inside a pool worker, never inside a loop of its own: even
-    // an epoll wait in it is the job blocking.
-    if (slot->role == HW_ROLE_JOB) return false;
+    // A job, and main-queue work, run inside a dispatch worker, never inside
+    // a loop of their own: even an epoll wait in them is the work blocking.
+    if (slot->role == HW_ROLE_JOB || slot->role == HW_ROLE_MAIN_QUEUE) return false;
     switch (kind) {
     case HW_WAIT_EPOLL:
         // Waiting on an epoll set is waiting on an event loop, nested ones included.
@@ -222,8 +222,6 @@ bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool
         if (!has_fds) return false; // poll(NULL, 0, t) is a sleep
         break;
     }
-    // Main-queue work runs inside a dispatch worker, never inside a loop of its own.
-    if (slot->role == HW_ROLE_MAIN_QUEUE) return false;
     for (uint32_t i = 0; i < slot->loop_site_count; i++)
         if (slot->loop_sites[i] == site) return true;
     // The first such wait on a thread is its loop's wait (CFRunLoop's ppoll,

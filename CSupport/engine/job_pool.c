@@ -18,6 +18,7 @@
 // index, and a HW_NOTE_POOL_QUEUE note per queue gives the queue's width.
 #include "engine_internal.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -27,7 +28,8 @@
 typedef void (*hw_job_fn)(void *);
 
 static struct {
-    void *queue[HW_POOL_QUEUES]; // atomic: published once each, in index order
+    void *queue[HW_POOL_QUEUES]; // atomic: published once each, in index order; NULL once dropped
+    bool confirmed[HW_POOL_QUEUES]; // atomic: its first job found the label still the pool's
     uint32_t count;              // atomic
     hw_job_fn run_job;           // atomic: the runtime's job function, learnt from the first job
     pthread_mutex_t lock;
@@ -54,14 +56,31 @@ static __thread hw_slot *worker_slot __attribute__((tls_model("initial-exec")));
 static __thread uint8_t worker_state __attribute__((tls_model("initial-exec")));
 static __thread bool in_job __attribute__((tls_model("initial-exec")));
 
-/// Threads one queue of width MAX_LOGICAL_CPUS can run at once: the CPUs
-/// this process may use (libdispatch sizes its root-queue pools by the
-/// online CPUs; an affinity mask narrower than that still lets only that
-/// many run at once, but libdispatch keeps the wider count of threads).
-static uint32_t pool_width(void) {
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online > 0 ? (uint32_t)online : 1u;
+/// How many of one pool queue's jobs can run at once: its width
+/// (DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS is the configured CPUs) or the
+/// thread pool of its root queue, which libdispatch sizes by the CPUs in the
+/// process's affinity mask at its start, whichever is smaller. Computed at
+/// engine start, from the constructor: sysconf reads /sys with a descriptor
+/// of the program's table, which no other thread may race for then.
+static uint32_t pool_width_at_start;
+
+void hw_pool_init(void) {
+    long configured = sysconf(_SC_NPROCESSORS_CONF);
+    cpu_set_t mask;
+    long usable = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : configured;
+    long width = configured > 0 && configured < usable ? configured : usable;
+    pool_width_at_start = width > 0 ? (uint32_t)width : 1u;
+    // A libdispatch that hands jobs over with dispatch_async_swift_job would
+    // bypass the wrapper of dispatch_async_f: say so once, nothing is watched.
+    if (dlsym(RTLD_DEFAULT, "dispatch_async_swift_job")) hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_SWIFT_JOB_API);
 }
+
+static uint32_t pool_width(void) { return pool_width_at_start ? pool_width_at_start : 1u; }
+
+/// Pool workers with a slot of their own: at most HW_MAX_JOB_SLOTS, so the
+/// table keeps room for loops and the main queue on a machine with many CPUs.
+#define HW_MAX_JOB_SLOTS (HW_MAX_SLOTS - 64)
+static uint32_t job_slots; // atomic
 
 int hw_pool_queue_register(void *queue) {
     if (!queue || !hw_engine_running() || hw_g.disabled) return -1;
@@ -72,6 +91,7 @@ int hw_pool_queue_register(void *queue) {
     index = -1;
     for (uint32_t i = 0; i < n; i++)
         if (pool.queue[i] == queue) index = (int)i;
+    if (index < 0 && n >= HW_POOL_QUEUES) hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_QUEUES);
     if (index < 0 && n < HW_POOL_QUEUES) {
         __atomic_store_n(&pool.queue[n], queue, __ATOMIC_RELEASE);
         __atomic_store_n(&pool.count, n + 1, __ATOMIC_RELEASE);
@@ -90,6 +110,19 @@ int hw_pool_queue_index(const void *queue) {
     return -1;
 }
 
+bool hw_pool_queue_confirmed(int index) {
+    return index >= 0 && index < HW_POOL_QUEUES && __atomic_load_n(&pool.confirmed[index], __ATOMIC_ACQUIRE);
+}
+
+void hw_pool_queue_confirm(int index, bool still_the_pool) {
+    if (index < 0 || index >= HW_POOL_QUEUES) return;
+    // The runtime may make two queues for one priority when two threads race
+    // to create it, and release the loser at once: its address, reused by
+    // another queue, must not be taken for the pool's.
+    if (still_the_pool) __atomic_store_n(&pool.confirmed[index], true, __ATOMIC_RELEASE);
+    else __atomic_store_n(&pool.queue[index], NULL, __ATOMIC_RELEASE);
+}
+
 bool hw_pool_accepts(void (*fn)(void *)) {
     hw_job_fn known = __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE);
     if (known) return known == fn;
@@ -103,12 +136,18 @@ static hw_slot *register_worker(void) {
     worker_state = WORKER_NEVER;
     pid_t tid = (pid_t)syscall(SYS_gettid);
     if (tid == hw_g.pid || hw_tls_slot_fast() || !hw_owned()) return NULL;
-    hw_slot *slot = hw_slot_register(tid, HW_ROLE_JOB);
-    if (!slot) return NULL;
+    if (__atomic_add_fetch(&job_slots, 1, __ATOMIC_ACQ_REL) > HW_MAX_JOB_SLOTS) {
+        __atomic_sub_fetch(&job_slots, 1, __ATOMIC_ACQ_REL);
+        hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_SLOTS);
+        return NULL;
+    }
     // Idle from the start: a worker has no launch period of its own.
-    __atomic_store_n(&slot->idle_since_ns, hw_now_ns(), __ATOMIC_RELAXED);
-    slot->launched = true;
-    __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
+    hw_slot *slot = hw_slot_register_idle(tid, HW_ROLE_JOB);
+    if (!slot) {
+        __atomic_sub_fetch(&job_slots, 1, __ATOMIC_ACQ_REL);
+        hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_SLOTS);
+        return NULL;
+    }
     // Outside its jobs the worker is no loop of its own: its waits are never
     // taken for one (and the exit hook stays bound to this slot).
     hw_tls_never_watch();
@@ -129,6 +168,12 @@ static hw_slot *claim_worker_slot(void) {
 }
 
 
+void hw_pool_worker_gone(void) {
+    if (worker_state == WORKER_WATCHED) __atomic_sub_fetch(&job_slots, 1, __ATOMIC_ACQ_REL);
+    worker_slot = NULL;
+    worker_state = WORKER_NEVER; // a job run by a later destructor passes through
+}
+
 /// The job on `slot` returned. A job shorter than arm_ns was never sampled
 /// and is no hang, so only its state changes: its end needs no precise
 /// stamp (idle_since_ns is read only for a slot under a session). The
@@ -141,7 +186,9 @@ static inline void job_ended(hw_slot *slot) {
         clock_gettime(CLOCK_MONOTONIC_COARSE, &coarse);
         uint64_t now = (uint64_t)coarse.tv_sec * 1000000000ull + (uint64_t)coarse.tv_nsec;
         uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
-        if (now < since || now - since < bound) {
+        // An announced hang always ends with its record, whatever the coarse clock says.
+        bool announced = __atomic_load_n(&slot->announced_seq, __ATOMIC_ACQUIRE) == slot->busy_seq;
+        if (!announced && (now < since || now - since < bound)) {
             __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
             return;
         }

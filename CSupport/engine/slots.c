@@ -31,7 +31,12 @@ static hw_slot *find_free_slot(void) {
     return n < HW_MAX_SLOTS ? &hw_g.slots[n] : NULL;
 }
 
-hw_slot *hw_slot_register(pid_t tid, uint32_t role) {
+static hw_slot *register_slot(pid_t tid, uint32_t role, bool idle);
+
+hw_slot *hw_slot_register(pid_t tid, uint32_t role) { return register_slot(tid, role, false); }
+hw_slot *hw_slot_register_idle(pid_t tid, uint32_t role) { return register_slot(tid, role, true); }
+
+static hw_slot *register_slot(pid_t tid, uint32_t role, bool idle) {
     pthread_mutex_lock(&slots_lock);
     hw_slot *slot = find_free_slot();
     if (slot) {
@@ -50,6 +55,11 @@ hw_slot *hw_slot_register(pid_t tid, uint32_t role) {
         slot->busy_seq = (uint64_t)__atomic_add_fetch(&hw_g.registrations, 1, __ATOMIC_RELAXED) << 32;
         // Until the first loop wait the thread is "launching" from process start.
         slot->busy_since_ns = hw_now_ns();
+        if (idle) {
+            slot->state = HW_STATE_WAITING;
+            slot->launched = true;
+            slot->idle_since_ns = slot->busy_since_ns;
+        }
         if (tid > 0) record_stack_bounds(slot);
         __atomic_store_n(&slot->life, life | 1u, __ATOMIC_RELEASE);
         uint32_t index = (uint32_t)(slot - hw_g.slots);
@@ -89,6 +99,7 @@ static void on_thread_exit(void *value) {
     // the main queue runs on workers. In library mode no wrapper saw
     // dispatch_main, so this exit is where the main-queue probe starts.
     if (slot->role == HW_ROLE_MAIN_THREAD && !hw_g.interposed) hw_main_thread_parked(slot);
+    if (slot->role == HW_ROLE_JOB) hw_pool_worker_gone();
     hw_slot_release(slot, false);
 }
 

@@ -232,6 +232,15 @@ package struct ReportBuilder {
                 text = "thread \(note.tid) blocks SIGPROF: its CPU samples are missing, only blocked waits were sampled"
             case HW_NOTE_SIGNAL_REPLACED.rawValue:
                 text = "the program installed its own SIGPROF handler; hangwatch chains to it"
+            case HW_NOTE_POOL_UNWATCHED.rawValue:
+                switch UInt32(truncatingIfNeeded: note.value) {
+                case UInt32(HW_POOL_WHY_SWIFT_JOB_API):
+                    text = "this libdispatch hands Swift jobs over with dispatch_async_swift_job: the cooperative pool was not watched"
+                case UInt32(HW_POOL_WHY_QUEUES):
+                    text = "the program used more cooperative-pool priorities than hangwatch tells apart: jobs of the others were not watched"
+                default:
+                    text = "some cooperative-pool threads got no watch slot (the table was full): their jobs were not watched"
+                }
             case HW_NOTE_SIGPROF_IGNORED.rawValue:
                 text = "the program ignores SIGPROF, and so does the kernel for it: while it does, the SIGPROF sampler "
                     + "cannot sample running threads (the kernel's sampler is not affected)"

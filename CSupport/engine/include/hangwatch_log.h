@@ -265,6 +265,14 @@ enum hw_note_code {
     HW_NOTE_KERNEL_SAMPLES_LOST = 6, // value: kernel samples lost because the watchdog drained its ring too late
     HW_NOTE_POOL_QUEUE = 7,        // value: a cooperative-pool queue's index (high 32 bits) and how many of its jobs can run at once (low 32)
     HW_NOTE_SIGPROF_IGNORED = 8,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
+    HW_NOTE_POOL_UNWATCHED = 9,    // value: why some cooperative-pool jobs are not watched (HW_POOL_WHY_*)
+};
+
+/// HW_NOTE_POOL_UNWATCHED values.
+enum {
+    HW_POOL_WHY_SWIFT_JOB_API = 1, // libdispatch has dispatch_async_swift_job: jobs bypass the wrappers
+    HW_POOL_WHY_QUEUES = 2,        // more pool queues (priorities) than the agent tells apart
+    HW_POOL_WHY_SLOTS = 3,         // the slot table is full: a pool worker's jobs are not watched
 };
 
 /// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).
