@@ -24,14 +24,16 @@ static volatile sig_atomic_t alarms;
 static void on_alarm(int sig) { (void)sig; alarms++; }
 
 /* An address with nothing mapped there. */
+/* A page the kernel refuses to read or write (EFAULT), kept reserved: an
+ * unmapped one could be handed out again by any later mmap, hangwatch's own
+ * sampler ring included, and then hold a readable fd set. */
 static void *unmapped_page(void)
 {
-    void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         perror("mmap");
         exit(2);
     }
-    munmap(p, 4096);
     return p;
 }
 
