@@ -12,8 +12,7 @@ RUNS=${BENCH_RUNS:-5}
 for p in BenchMonitorCost BenchIdleDispatch FrameLoopDemo hangwatch; do
     [[ -x "$B/$p" ]] || { echo "bench: $B/$p not found: run 'make build' first" >&2; exit 1; }
 done
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-value() { awk -v k="$1" '{ for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == k) print kv[2] } }'; }
+source "$ROOT/Bench/lib.sh"
 
 echo "------------------------------------------------------------------------------"
 echo "(f) Library per-iteration costs (median of 5 rounds of 2,000,000 iterations, in-process)"

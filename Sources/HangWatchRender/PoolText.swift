@@ -8,21 +8,23 @@ enum PoolText {
     /// What a hang's header says it was on: "oot.default-qos (tid 812) in one job",
     /// "the cooperative pool (2 threads)", or the thread itself.
     static func threadLabel(_ thread: ThreadRef) -> String {
-        switch thread.role {
-        case Hang.cooperativePoolRole: return "the " + (thread.name.isEmpty ? "cooperative pool" : thread.name)
-        case Hang.jobRole: return HangListText.thread(thread) + " in one job"
-        default: return HangListText.thread(thread)
-        }
+        label(thread, pool: { "the " + $0 }, job: { $0 + " in one job" }, thread: HangListText.thread)
     }
 
     /// The hang list's column: "job oot.default-qos (812)", "pool (2 threads)", or "name (tid)".
     static func listLabel(_ thread: ThreadRef) -> String {
-        let plain = thread.name.isEmpty ? "(\(thread.tid))" : "\(thread.name) (\(thread.tid))"
+        let plain = { (t: ThreadRef) in t.name.isEmpty ? "(\(t.tid))" : "\(t.name) (\(t.tid))" }
+        return label(thread, pool: { $0.replacingOccurrences(of: "cooperative pool", with: "pool") },
+                     job: { "job " + $0 }, thread: plain)
+    }
+
+    /// A label by role: `pool` is given the pool's name, `job` the thread's label.
+    private static func label(_ thread: ThreadRef, pool: (String) -> String, job: (String) -> String,
+                              thread plain: (ThreadRef) -> String) -> String {
         switch thread.role {
-        case Hang.cooperativePoolRole:
-            return thread.name.replacingOccurrences(of: "cooperative pool", with: "pool")
-        case Hang.jobRole: return "job " + plain
-        default: return plain
+        case Hang.cooperativePoolRole: return pool(thread.name.isEmpty ? "cooperative pool" : thread.name)
+        case Hang.jobRole: return job(plain(thread))
+        default: return plain(thread)
         }
     }
 

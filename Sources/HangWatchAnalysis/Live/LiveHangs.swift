@@ -117,22 +117,17 @@ package final class LiveHangs {
     }
 
     /// Pool hangs whose every job has been told: ended events, after their jobs'.
-    /// A job still running counts as running until now, so a spell it may
-    /// still extend is not told yet.
+    /// A spell ending before the earliest job still open (running, or not
+    /// told yet) is final: that job began after it. Later ones wait.
     private func poolEvents(run: CapturedRun, stacks: StackResolver, nowNs: UInt64, final: Bool) -> [HangEvent] {
         guard !run.poolWidths.isEmpty, !recentJobs.isEmpty else { return [] }
-        let running = openPeriods(in: run).filter { $0.1.poolQueue != 0 }.map { key, period in
-            PoolHangs.Job(hang: Hang(id: 0, thread: ThreadRef(tid: Int(period.osTid), name: ""), startMs: 0,
-                                     durationMs: 0, reported: false, inProgress: true, kind: .unknown, blockedIn: nil,
-                                     sampleCount: 0, sampleCoverage: 0, callTree: nil),
-                          period: period, endNs: max(nowNs, period.startNs))
-        }
+        let firstOpen = openPeriods(in: run).filter { $0.1.poolQueue != 0 }.map(\.1.startNs).min()
+        let limit = firstOpen.map { min($0, nowNs) } ?? (final ? nil : nowNs)
         let pool = PoolHangs(config: builder.config, msPerSample: 1000 / builder.config.sampleHz)
-        let limit = final && running.isEmpty ? nil : running.map(\.period.startNs).min().map { min($0, nowNs) } ?? nowNs
         var events: [HangEvent] = []
-        for (key, hang) in pool.keyedHangs(jobs: recentJobs + running, run: run, stacks: stacks,
+        for (key, hang) in pool.keyedHangs(jobs: recentJobs, run: run, stacks: stacks,
                                            processStartNs: processStartNs, endingBefore: limit)
-        where !toldSpells.contains(key) && !(hang.poolThreads ?? []).contains(where: { $0.jobHangId == 0 }) {
+        where !toldSpells.contains(key) {
             var numbered = hang
             numbered.id = nextId
             nextId += 1
