@@ -16,7 +16,7 @@
 // The set and timeout go to the kernel as given; the wrapper's copy of the
 // timeout and its write of the siginfo go through user_memory.h (EFAULT, as
 // from the kernel, never a fault).
-#include "user_memory.h"
+#include "../engine/user_memory.h"
 #include "wait_scope.h"
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))

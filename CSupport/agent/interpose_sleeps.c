@@ -14,7 +14,7 @@
 // The request goes to the kernel as the program gave it; the wrapper reads
 // its own copy, and writes `rem`, only through user_memory.h, so a pointer
 // the kernel refuses gives the program EFAULT, never a fault.
-#include "user_memory.h"
+#include "../engine/user_memory.h"
 #include "wait_scope.h"
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))

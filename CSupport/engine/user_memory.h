@@ -15,7 +15,7 @@
 // SIGNAL-SAFE: TLS loads, memcpy, one syscall.
 #ifndef HANGWATCH_USER_MEMORY_H
 #define HANGWATCH_USER_MEMORY_H
-#include "../engine/engine_internal.h"
+#include "engine_internal.h"
 
 #include <errno.h>
 #include <string.h>
