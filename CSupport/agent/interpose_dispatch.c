@@ -26,7 +26,6 @@ static struct {
     void (*after)(dispatch_time_value, dispatch_queue_ref, void *);
     void (*dispatch_main)(void);
     void (*set_width)(dispatch_queue_ref, long);
-    const char *(*label_of)(dispatch_queue_ref);
     void *(*block_copy)(const void *);
     void (*block_release)(const void *);
     bool resolved;
@@ -41,7 +40,6 @@ static void resolve(void) {
     dq.after = (__typeof__(dq.after))dlsym(RTLD_NEXT, "dispatch_after");
     dq.dispatch_main = (__typeof__(dq.dispatch_main))dlsym(RTLD_NEXT, "dispatch_main");
     dq.set_width = (__typeof__(dq.set_width))dlsym(RTLD_NEXT, "dispatch_queue_set_width");
-    dq.label_of = (__typeof__(dq.label_of))dlsym(RTLD_DEFAULT, "dispatch_queue_get_label");
     dq.block_copy = (__typeof__(dq.block_copy))dlsym(RTLD_DEFAULT, "_Block_copy");
     dq.block_release = (__typeof__(dq.block_release))dlsym(RTLD_DEFAULT, "_Block_release");
     __atomic_store_n(&dq.resolved, true, __ATOMIC_RELEASE);
@@ -83,25 +81,8 @@ static void run_block(void *block) {
     dq.block_release(block);
 }
 
-// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
-// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
-#define HW_WIDTH_MAX_LOGICAL_CPUS (-3l)
-#define HW_POOL_QUEUE_LABEL "Swift global concurrent queue"
-
 /// The trampoline for a job of a watched pool queue, or NULL.
-static bool is_pool_queue(dispatch_queue_ref q, long width);
-
-static work_fn job_trampoline(dispatch_queue_ref q, work_fn fn) {
-    int index = hw_pool_queue_index(q);
-    if (index < 0) return NULL;
-    // Once per queue: the label is still the pool's (see hw_pool_queue_confirm).
-    if (__builtin_expect(!hw_pool_queue_confirmed(index), 0)) {
-        bool still = is_pool_queue(q, HW_WIDTH_MAX_LOGICAL_CPUS);
-        hw_pool_queue_confirm(index, still);
-        if (!still) return NULL;
-    }
-    return hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
-}
+static work_fn job_trampoline(dispatch_queue_ref q, work_fn fn) { return hw_pool_job_fn(q, fn, false); }
 
 HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
     work_fn job = job_trampoline(q, fn);
@@ -136,15 +117,9 @@ HW_EXPORT void dispatch_after(dispatch_time_value when, dispatch_queue_ref q, vo
 }
 
 
-static bool is_pool_queue(dispatch_queue_ref q, long width) {
-    if (width != HW_WIDTH_MAX_LOGICAL_CPUS || !dq.label_of) return false;
-    const char *label = dq.label_of(q);
-    return label && strcmp(label, HW_POOL_QUEUE_LABEL) == 0;
-}
-
 HW_EXPORT void dispatch_queue_set_width(dispatch_queue_ref q, long width) {
     resolve();
-    if (is_pool_queue(q, width)) (void)hw_pool_queue_register(q);
+    if (hw_pool_is_runtime_queue(q, width)) (void)hw_pool_queue_register(q);
     if (dq.set_width) dq.set_width(q, width);
 }
 

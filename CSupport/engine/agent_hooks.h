@@ -86,14 +86,15 @@ int hw_pool_queue_index(const void *queue);
 /// Engine start in the agent: the pool's width, and whether this libdispatch
 /// would bypass the wrappers.
 void hw_pool_init(void);
-/// Whether pool queue `index` was confirmed by its first job, and that
-/// confirmation (false: its label is no longer the pool's; it is dropped).
-bool hw_pool_queue_confirmed(int index);
-void hw_pool_queue_confirm(int index, bool still_the_pool);
-/// Whether `fn` is the runtime's job function (the first job's names it).
-bool hw_pool_accepts(void (*fn)(void *));
-/// The function to enqueue instead of the job function for pool queue `index`:
-/// it runs the job, the same pointer, bracketed as a busy period of its worker.
-void (*hw_pool_trampoline(int index))(void *);
+/// Whether `queue`, given `width`, is one of the runtime's pool queues: the
+/// width DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the runtime's label.
+bool hw_pool_is_runtime_queue(void *queue, long width);
+/// The function to enqueue in place of `fn` on `queue`: its pool queue's
+/// trampoline, which runs the job (the same pointer) bracketed as a busy
+/// period of its worker, when `queue` is a watched pool queue and `fn` the
+/// runtime's job function; NULL otherwise. `adopting`: a queue never
+/// registered is checked by its label and registered when it is the pool's
+/// (the library starts after the runtime may have made its queues).
+void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
 
 #endif

@@ -21,11 +21,26 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 typedef void (*hw_job_fn)(void *);
+
+/// Whether `fn` is the runtime's job function (the first job's names it).
+static bool hw_pool_accepts(void (*fn)(void *));
+/// The trampoline of pool queue `index`.
+static void (*hw_pool_trampoline(int index))(void *);
+
+/// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
+/// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
+#define HW_WIDTH_MAX_LOGICAL_CPUS (-3l)
+#define HW_POOL_QUEUE_LABEL "Swift global concurrent queue"
+/// Queues an adopting caller found not to be the pool's (by their label), so
+/// that it checks each one label once: the main queue and a program's own
+/// serial executors get many jobs.
+#define HW_NOT_POOL_CACHE 8
 
 static struct {
     void *queue[HW_POOL_QUEUES]; // atomic: published once each, in index order; NULL once dropped
@@ -36,6 +51,9 @@ static struct {
     // A job that ran less than this by the coarse clock ends with no precise
     // stamp (0: always stamp). See job_ended.
     uint64_t short_ns;
+    const char *(*label_of)(void *);      // dispatch_queue_get_label, found at hw_pool_init
+    void *not_pool[HW_NOT_POOL_CACHE];    // atomic: see HW_NOT_POOL_CACHE
+    uint32_t not_pool_next;               // atomic
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /// The coarse-clock bound under which a job cannot have been sampled: the
@@ -70,6 +88,7 @@ void hw_pool_init(void) {
     long usable = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : configured;
     long width = configured > 0 && configured < usable ? configured : usable;
     pool_width_at_start = width > 0 ? (uint32_t)width : 1u;
+    pool.label_of = (const char *(*)(void *))dlsym(RTLD_DEFAULT, "dispatch_queue_get_label");
     // A libdispatch that hands jobs over with dispatch_async_swift_job would
     // bypass the wrapper of dispatch_async_f: say so once, nothing is watched.
     if (dlsym(RTLD_DEFAULT, "dispatch_async_swift_job")) hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_SWIFT_JOB_API);
@@ -110,11 +129,11 @@ int hw_pool_queue_index(const void *queue) {
     return -1;
 }
 
-bool hw_pool_queue_confirmed(int index) {
+static bool hw_pool_queue_confirmed(int index) {
     return index >= 0 && index < HW_POOL_QUEUES && __atomic_load_n(&pool.confirmed[index], __ATOMIC_ACQUIRE);
 }
 
-void hw_pool_queue_confirm(int index, bool still_the_pool) {
+static void hw_pool_queue_confirm(int index, bool still_the_pool) {
     if (index < 0 || index >= HW_POOL_QUEUES) return;
     // The runtime may make two queues for one priority when two threads race
     // to create it, and release the loser at once: its address, reused by
@@ -123,7 +142,37 @@ void hw_pool_queue_confirm(int index, bool still_the_pool) {
     else __atomic_store_n(&pool.queue[index], NULL, __ATOMIC_RELEASE);
 }
 
-bool hw_pool_accepts(void (*fn)(void *)) {
+bool hw_pool_is_runtime_queue(void *queue, long width) {
+    if (width != HW_WIDTH_MAX_LOGICAL_CPUS || !pool.label_of || !queue) return false;
+    const char *label = pool.label_of(queue);
+    return label && strcmp(label, HW_POOL_QUEUE_LABEL) == 0;
+}
+
+/// `queue`, never registered, is the pool's by its label: register it. Each
+/// other queue is looked at once (while the cache holds it).
+static int adopt(void *queue) {
+    for (uint32_t i = 0; i < HW_NOT_POOL_CACHE; i++)
+        if (__atomic_load_n(&pool.not_pool[i], __ATOMIC_RELAXED) == queue) return -1;
+    if (hw_pool_is_runtime_queue(queue, HW_WIDTH_MAX_LOGICAL_CPUS)) return hw_pool_queue_register(queue);
+    uint32_t at = __atomic_fetch_add(&pool.not_pool_next, 1, __ATOMIC_RELAXED) % HW_NOT_POOL_CACHE;
+    __atomic_store_n(&pool.not_pool[at], queue, __ATOMIC_RELAXED);
+    return -1;
+}
+
+void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
+    int index = hw_pool_queue_index(queue);
+    if (index < 0 && adopting && queue) index = adopt(queue);
+    if (index < 0) return NULL;
+    // Once per queue: the label is still the pool's (see hw_pool_queue_confirm).
+    if (__builtin_expect(!hw_pool_queue_confirmed(index), 0)) {
+        bool still = hw_pool_is_runtime_queue(queue, HW_WIDTH_MAX_LOGICAL_CPUS);
+        hw_pool_queue_confirm(index, still);
+        if (!still) return NULL;
+    }
+    return hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
+}
+
+static bool hw_pool_accepts(void (*fn)(void *)) {
     hw_job_fn known = __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE);
     if (known) return known == fn;
     // The first job names the function; anything else later passes through unbracketed.
@@ -220,6 +269,6 @@ static void (*const trampolines[HW_POOL_QUEUES])(void *) = {
 };
 _Static_assert(HW_POOL_QUEUES == 8, "one trampoline per pool queue");
 
-void (*hw_pool_trampoline(int index))(void *) {
+static void (*hw_pool_trampoline(int index))(void *) {
     return index >= 0 && index < HW_POOL_QUEUES ? trampolines[index] : NULL;
 }
