@@ -73,7 +73,17 @@ typedef struct hw_session {
     bool counted;              // counted in the log's sampling_sessions (the reader stays awake)
     hw_perf_ring perf;         // the kernel's sampler for this session; not mapped: signals
     uint64_t perf_until_ns;    // kernel samples after this are not the session's (0: no limit yet)
+    uint64_t spell_since_ns;   // the tick that first found the thread blocked where it is now (0: not blocked)
 } hw_session;
+
+/// A main thread found parked outside any loop during its launch (watchdog.c):
+/// the busy period it parked in, and where /proc showed it blocked.
+typedef struct hw_park {
+    uint64_t busy_seq;         // the launch's busy_seq while parked; 0: not parked
+    uint64_t check_ns;         // when the watchdog next looks whether it moved
+    long nr;
+    uint64_t sp, pc;
+} hw_park;
 
 struct hw_slot {
     // Odd while the slot belongs to a live thread (or the main queue); bumped
@@ -109,6 +119,9 @@ struct hw_slot {
     // `frames_elsewhere`: a FrameMonitor counts this loop's frames, so the
     // engine records none (with a frame deadline they would count twice).
     bool frames_elsewhere;
+    // The program marks this loop's waits itself (LoopHeartbeat, FrameMonitor):
+    // the library's wrapped waits on its thread are never its heartbeat.
+    bool program_marks;
     uint32_t frame_count;
     uint64_t frame_start[HW_FRAME_BATCH];
     uint32_t frame_us[HW_FRAME_BATCH];
@@ -116,6 +129,7 @@ struct hw_slot {
     // slot that was released and claimed again is still closed properly.
     hw_session session;
     uint64_t announced_seq;
+    hw_park park;              // watchdog-private, like the session
 };
 
 typedef struct hw_engine {
@@ -360,6 +374,23 @@ void hw_lock_after_fork(void);
 /// SIGNAL-SAFE. The owner-sampling signal arrived on this thread: write its
 /// sample (`regs` from the interrupted context) if the request is still current.
 void hw_owner_signal_sample(const void *siginfo, const uint64_t regs[HW_REG_COUNT]);
+
+// got_redirect.c: the in-process library's wrappers put in front of imports.
+/// One import to redirect: calls to `name` go to `replacement` (NULL: skipped).
+typedef struct hw_got_target { const char *name; void *replacement; } hw_got_target;
+/// Rewrites the global offset table slots of every loaded image `wants` (by
+/// its path; "" is the executable) that import one of `targets`. Returns how
+/// many slots now point to a replacement. Not signal-safe: it takes the
+/// loader's lock (dl_iterate_phdr); call it from the thread starting the engine.
+uint32_t hw_got_redirect(const hw_got_target *targets, size_t count, bool (*wants)(const char *path));
+
+// inprocess_waits.c, inprocess_pool.c: the library's wrappers (inprocess.c installs them).
+/// Images whose imports the library never redirects (libc, the loader, the vDSO, the agent).
+bool hw_inprocess_skips_image(const char *path);
+/// Redirect the event-loop waits; returns the slots rewritten.
+uint32_t hw_inprocess_waits_install(void);
+/// Redirect the pool's dispatch calls; returns the slots rewritten.
+uint32_t hw_inprocess_pool_install(void);
 
 // exec_guard.c
 /// Send a sampling (or identify) signal unless an exec is under way.

@@ -105,16 +105,20 @@ void hw_own_loop_waits(void) {
     // What the calling thread does from now on is hangwatch's (the library's
     // exit work: telling the last hangs, waiting for the callback), not the
     // program's: its loop's busy period, if one runs, ends here.
+    // A launch parked outside any loop (watchdog.c) stays open: it ends
+    // where it parked, not at the exit.
     if (tls_state == TLS_WATCHED && tls_slot &&
-        __atomic_load_n(&tls_slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY)
+        __atomic_load_n(&tls_slot->state, __ATOMIC_ACQUIRE) == HW_STATE_BUSY &&
+        __atomic_load_n(&tls_slot->park.busy_seq, __ATOMIC_RELAXED) != tls_slot->busy_seq)
         hw_heartbeat_wait_begin(tls_slot);
 }
 
 hw_slot *hw_register_marked_loop(void) {
     // Without a list the program's own marks are the only say there is: watch it.
-    if (!hw_g.patterns[0]) return hw_register_current_thread(HW_ROLE_LOOP);
     // With one, the list decides, by the thread's name now (name it before marking).
-    return hw_current_slot();
+    hw_slot *slot = hw_g.patterns[0] ? hw_current_slot() : hw_register_current_thread(HW_ROLE_LOOP);
+    if (slot) __atomic_store_n(&slot->program_marks, true, __ATOMIC_RELAXED);
+    return slot;
 }
 
 /// Make `slot` the calling thread's slot for a while (main-queue work on a

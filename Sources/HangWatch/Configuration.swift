@@ -16,6 +16,10 @@ extension HangWatcher {
         public var reportFormat: ReportFormat = .text
         /// Watch the main run loop with a CFRunLoop observer (RunLoop programs).
         public var observeMainRunLoop = true
+        /// Watch Swift Concurrency's cooperative pool: a job that runs `hangMs` or
+        /// more without returning to the executor, and a pool whose every thread
+        /// is taken, are hangs (`HANGWATCH_POOL=0` switches it off).
+        public var watchPool = true
         /// A JSON-lines file each hang is appended to as it happens
         /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
         public var eventsPath: String?
@@ -40,8 +44,9 @@ extension HangWatcher {
         /// globs), HANGWATCH_SAMPLER (`kernel` or `signal`), HANGWATCH_HEARTBEAT_CLOCK
         /// (`tsc` or `vdso`), HANGWATCH_REPORT
         /// (a path, or "stderr"), HANGWATCH_FORMAT, HANGWATCH_EVENTS (a path),
-        /// HANGWATCH_ROTATE and HANGWATCH_KEEP (its rotation) and
-        /// HANGWATCH_OTLP_ENDPOINT (an http:// URL).
+        /// HANGWATCH_ROTATE and HANGWATCH_KEEP (its rotation),
+        /// HANGWATCH_OTLP_ENDPOINT (an http:// URL) and HANGWATCH_POOL (`0`, `off`,
+        /// `false` or `no` leave the cooperative pool unwatched).
         /// Unset or invalid values keep the defaults; an events path that cannot be
         /// opened, a rotation that cannot be read or an endpoint that is not an
         /// http:// URL makes `start` throw.
@@ -74,6 +79,7 @@ extension HangWatcher {
             if let v = text("HANGWATCH_ROTATE") { c.rotateEvents = v }
             if let v = number("HANGWATCH_KEEP", 1...10_000) { c.keepEvents = Int(v) }
             if let v = text("HANGWATCH_OTLP_ENDPOINT") { c.otlpEndpoint = v }
+            if let v = text("HANGWATCH_POOL") { c.watchPool = !["0", "off", "false", "no"].contains(v.lowercased()) }
             return c
         }
     }

@@ -108,6 +108,13 @@ public final class HangWatcher: Sendable {
             return hw_engine_start(anonymous.header, &engineConfig)
         }
         guard rc == 0 else { throw .engine(String(cString: strerror(errno))) }
+        // Loops the program does not mark (threads the list names) and the
+        // cooperative pool get the preload agent's wrappers, in front of the
+        // loaded images' imports (docs/DESIGN.md, "The library").
+        var interposed: UInt32 = 0
+        if !configuration.capture.threadPatterns.isEmpty { interposed |= HW_INPROCESS_WAITS }
+        if configuration.watchPool { interposed |= HW_INPROCESS_POOL }
+        if interposed != 0 { _ = hw_inprocess_interpose(interposed) }
         // dlopen'ed images are learned from /proc/self/maps by the reader thread.
         let box = log
         state.withLock { $0.collector.watchModules(ofProcess: getpid(), log: box.sampleLog) }
@@ -118,6 +125,7 @@ public final class HangWatcher: Sendable {
 
     private func startReader() {
         let thread = Thread { [self] in
+            hw_never_watch_this_thread() // its waits pass through the library's wrappers: never a loop's
             while true {
                 deliver(drainAndTakeEvents())
                 if parked() { continue }

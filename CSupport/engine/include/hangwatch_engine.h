@@ -146,6 +146,23 @@ void hw_flush_own_frames(void);
 /// no hang of the program's.
 void hw_own_loop_waits(void);
 
+/// hw_inprocess_interpose: what to put in front of the program's imports.
+/// Event-loop waits (epoll_wait, epoll_pwait, poll, ppoll): the heartbeat of
+/// loop threads the thread list names and the program does not mark itself.
+#define HW_INPROCESS_WAITS 1u
+/// The dispatch calls that hand Swift Concurrency's jobs to its pool.
+#define HW_INPROCESS_POOL 2u
+/// In-process (the library), after hw_engine_start, on the same thread:
+/// redirects the loaded images' imports of the calls `what` names to the
+/// engine's wrappers, which pass every call on unchanged and keep the
+/// heartbeat of watched threads. Nothing when the preload agent is loaded (it
+/// wraps them already). Returns the HW_INPROCESS_* bits that took effect;
+/// the log holds a note of what was asked and done.
+uint32_t hw_inprocess_interpose(uint32_t what);
+/// The calling thread is hangwatch's own (the library's reader, its callback
+/// and exporter threads): never watched, whatever the thread list says.
+void hw_never_watch_this_thread(void);
+
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
 /// SIGNAL-SAFE. CLOCK_MONOTONIC nanoseconds read from the TSC where the

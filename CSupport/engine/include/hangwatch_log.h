@@ -266,6 +266,9 @@ enum hw_note_code {
     HW_NOTE_POOL_QUEUE = 7,        // value: a cooperative-pool queue's index (high 32 bits) and how many of its jobs can run at once (low 32)
     HW_NOTE_SIGPROF_IGNORED = 8,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
     HW_NOTE_POOL_UNWATCHED = 9,    // value: why some cooperative-pool jobs are not watched (HW_POOL_WHY_*)
+    HW_NOTE_INPROCESS = 20,        // the library's wrappers: HW_INPROCESS_* asked (high 32 bits) and in place (low 32)
+    HW_NOTE_MAIN_PARKED = 21,      // the main thread parked outside any loop in its launch; value: when it blocked there (ns)
+    HW_NOTE_MAIN_UNPARKED = 22,    // it moved on from that park (value: when the watchdog saw it, ns): the launch goes on
 };
 
 /// HW_NOTE_POOL_UNWATCHED values.
@@ -273,6 +276,7 @@ enum {
     HW_POOL_WHY_SWIFT_JOB_API = 1, // libdispatch has dispatch_async_swift_job: jobs bypass the wrappers
     HW_POOL_WHY_QUEUES = 2,        // more pool queues (priorities) than the agent tells apart
     HW_POOL_WHY_SLOTS = 3,         // the slot table is full: a pool worker's jobs are not watched
+    HW_POOL_WHY_NOT_REDIRECTED = 4, // in-process: no image imports the dispatch calls (a runtime linked in statically)
 };
 
 /// How running threads are sampled (HW_NOTE_SAMPLER, low 32 bits of the value).

@@ -1,3 +1,4 @@
+import CHangWatchEngine
 import Dispatch
 import Foundation
 import Glibc
@@ -57,6 +58,8 @@ package final class JobThread: @unchecked Sendable {
     }
 
     private func run() {
+        // In-process its waits pass through the library's wrappers: never as a watched loop's.
+        hw_never_watch_this_thread()
         while true {
             wake.wait()
             lock.lock()
