@@ -215,6 +215,54 @@ static uint32_t running_stride(uint32_t polls) {
     return polls < HW_RUNNING_TICKS ? 1 : HW_RUNNING_STRIDE;
 }
 
+// A main thread parked outside any loop. A server's main thread often
+// starts its event loops and then waits, for good, outside any of them (a
+// condition wait in SwiftNIO's closeFuture.wait(), a join, a semaphore): it
+// never reaches a loop wait, so its launch would last the whole run and be
+// sampled all along. A main thread in its launch found blocked in one place
+// for the hang threshold is parked instead: its session ends (no samples,
+// the watchdog may sleep), a note gives when it blocked there, and every
+// HW_PARK_CHECK_NS the watchdog reads /proc once to see whether it moved.
+// If it did (a launch that waited on a lock or a future and went on), a note
+// says so and the launch is sampled again until its first loop wait, which
+// ends it as usual; a launch still parked at the end ends where it parked
+// (the reader). Nothing is written to the slot: the thread owns its
+// heartbeat, and a parked launch stays busy in it.
+#define HW_PARK_CHECK_NS (100 * 1000000ull)
+
+static bool parks_outside_any_loop(const hw_slot *slot, const hw_thread_probe *probe) {
+    const hw_session *ses = &slot->session;
+    return slot->role == HW_ROLE_MAIN_THREAD && !__atomic_load_n(&slot->launched, __ATOMIC_RELAXED) && probe->exact
+        && ses->spell_since_ns && hw_now_ns() - ses->spell_since_ns >= hw_g.config.hang_ns;
+}
+
+static void park_main_thread(hw_slot *slot, const hw_thread_probe *probe) {
+    hw_session *ses = &slot->session;
+    hw_write_note(ses->os_tid, HW_NOTE_MAIN_PARKED, ses->spell_since_ns);
+    slot->park = (hw_park){ ses->busy_seq, hw_now_ns() + HW_PARK_CHECK_NS, probe->nr, probe->sp, probe->pc };
+    session_end(slot);
+}
+
+/// Whether the main thread parked in busy period `seq` still sits where it
+/// parked; when it has moved, the park is over (a note says when).
+static bool still_parked(hw_slot *slot, uint64_t seq, uint64_t now) {
+    hw_park *park = &slot->park;
+    if (park->busy_seq != seq) return false;
+    if (now < park->check_ns) return true;
+    hw_thread_probe probe = hw_proc_probe_tid(__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE));
+    // Unreadable, or gone (its exit hook releases the slot): left as it is.
+    bool moved = probe.activity == HW_ACTIVITY_RUNNING
+                 || (probe.activity == HW_ACTIVITY_BLOCKED && probe.exact
+                     && (probe.nr != park->nr || probe.sp != park->sp || probe.pc != park->pc));
+    if (!moved) {
+        park->check_ns = now + HW_PARK_CHECK_NS;
+        return true;
+    }
+    park->busy_seq = 0;
+    hw_write_note(slot->os_tid, HW_NOTE_MAIN_UNPARKED, now);
+    return false;
+}
+
 static void take_sample(hw_slot *slot) {
     hw_session *ses = &slot->session;
     if (ses->os_tid == 0) return; // main queue in probe mode, worker not identified yet
@@ -282,10 +330,13 @@ static void take_sample(hw_slot *slot) {
         hw_lock_tick(slot, &probe, hw_now_ns()); // blocked in futex: whose lock, and what its owner does
         // A new sample stands for one tick: a repeat for the rest of the gap.
         if (wrote == HW_BLOCKED_NEW && gap > 1) hw_write_repeat(slot, hw_now_ns(), gap - 2);
+        if (wrote == HW_BLOCKED_NEW || !ses->spell_since_ns) ses->spell_since_ns = hw_now_ns();
         if (wrote != HW_BLOCKED_NONE && steady_stride(ses->steady) > 1) mark_poll(slot, true);
+        if (parks_outside_any_loop(slot, &probe)) park_main_thread(slot, &probe);
         return;
     }
     case HW_ACTIVITY_RUNNING:
+        ses->spell_since_ns = 0;
         hw_lock_not_waiting(slot);
         ses->last_was_blocked = false;
         ses->steady = 0;
@@ -347,7 +398,8 @@ static enum park_result park(uint64_t timeout_ns) {
     for (uint32_t i = 0; i < count; i++) {
         const hw_slot *slot = &hw_g.slots[i];
         if (hw_slot_alive(__atomic_load_n(&slot->life, __ATOMIC_SEQ_CST))
-            && __atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY) {
+            && __atomic_load_n(&slot->state, __ATOMIC_SEQ_CST) == HW_STATE_BUSY
+            && slot->park.busy_seq != __atomic_load_n(&slot->busy_seq, __ATOMIC_SEQ_CST)) {
             __atomic_store_n(&hw_g.watchdog_parked, 0, __ATOMIC_SEQ_CST);
             return PARK_REFUSED;
         }
@@ -409,6 +461,7 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
         session_end(slot);
     }
     if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
+    if (!ses->active && slot->park.busy_seq && still_parked(slot, seq, now)) return false;
     uint64_t busy = now - since;
     bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
     bool started = !ses->active && busy >= hw_g.config.arm_ns;

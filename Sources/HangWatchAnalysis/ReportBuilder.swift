@@ -73,14 +73,8 @@ package struct ReportBuilder {
             let samples = periodSamples(period)
             let end = periodEnd(period)
             if period.isLaunch {
-                let durationMs = periodMs(period)
-                let tree = durationMs >= config.reportMs
-                    ? CallTreeBuilder.build(samples.map(stacks.resolve), msPerSample: msPerSample, tracksWaiting: true)
-                    : nil
-                // Launch counts from process start, not from when the engine came up.
-                let launchMs = Double(end &- min(process.startNs, period.startNs)) / 1e6
-                launch = Launch(durationMs: launchMs, reachedFirstWait: period.endNs != nil,
-                                sampleCount: samples.reduce(0) { $0 + $1.weight }, callTree: tree)
+                launch = self.launch(of: period, samples: samples, end: end, run: run, stacks: stacks,
+                                     processStartNs: process.startNs)
                 continue
             }
             if let hang = hang(of: period, id: hangs.count + 1, endNs: end, run: run, stacks: stacks,
@@ -107,6 +101,39 @@ package struct ReportBuilder {
             frameLoops: frameLoops,
             launch: launch,
             notes: notes)
+    }
+
+    /// The launch: from process start to the watched thread's first loop wait,
+    /// or, when it parked outside any loop and was still parked when the log
+    /// ended (a server's main thread waiting for its loops to close), to the
+    /// park. The park's own samples (the watchdog sampled it for the hang
+    /// threshold before calling it parked) name where it parked and stay out
+    /// of the tree; its latest sample is the park's stack.
+    func launch(of period: BusyPeriod, samples: [CapturedSample], end: UInt64, run: CapturedRun,
+                stacks: StackResolver, processStartNs: UInt64) -> Launch {
+        let msPerSample = 1000 / config.sampleHz
+        let park = period.endNs == nil
+            ? run.launchParks.last { $0.osTid == period.osTid && $0.endNs == nil && $0.startNs >= period.startNs }
+            : nil
+        var kept = samples
+        var parked: LaunchPark?
+        var launchEnd = end
+        if let park {
+            launchEnd = max(park.startNs, period.startNs)
+            let last = samples.indices.max { samples[$0].timeNs < samples[$1].timeNs }
+            let parkSample = last.flatMap { samples[$0].timeNs >= park.startNs ? samples[$0] : nil }
+            if let last, parkSample != nil { kept.remove(at: last) }
+            parked = LaunchPark(atMs: Double(Int64(launchEnd) - Int64(processStartNs)) / 1e6,
+                                blockedIn: parkSample.map { CallNames.name(of: $0.call) },
+                                calledFrom: parkSample.flatMap { HangStateAnalysis.callingFrame(stacks.resolve($0)) })
+        }
+        // Launch counts from process start, not from when the engine came up.
+        let launchMs = Double(launchEnd &- min(processStartNs, period.startNs)) / 1e6
+        let tree = launchMs >= config.reportMs
+            ? CallTreeBuilder.build(kept.map(stacks.resolve), msPerSample: msPerSample, tracksWaiting: true)
+            : nil
+        return Launch(durationMs: launchMs, reachedFirstWait: period.endNs != nil,
+                      sampleCount: kept.reduce(0) { $0 + $1.weight }, callTree: tree, parked: parked)
     }
 
     /// The hang a busy period makes, or nil when it is shorter than the hang

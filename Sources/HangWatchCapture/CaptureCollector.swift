@@ -112,6 +112,16 @@ package final class CaptureCollector {
                 run.poolWidths[UInt32(truncatingIfNeeded: n.value >> 32) + 1] = Int(UInt32(truncatingIfNeeded: n.value))
                 break
             }
+            if n.code == HW_NOTE_MAIN_PARKED.rawValue {
+                run.launchParks.append(CapturedPark(osTid: n.tid, startNs: n.value, endNs: nil))
+                break
+            }
+            if n.code == HW_NOTE_MAIN_UNPARKED.rawValue {
+                if let last = run.launchParks.lastIndex(where: { $0.osTid == n.tid && $0.endNs == nil }) {
+                    run.launchParks[last].endNs = n.value
+                }
+                break
+            }
             let note = CaptureNote(tid: n.tid, code: n.code, value: n.value)
             // Notes whose text names no value are kept once per thread whatever their value,
             // so per-hang repeats cannot use up the cap before another thread's first note.

@@ -22,6 +22,8 @@ public struct CapturedRun: Sendable {
     /// Swift Concurrency's pool queues: how many jobs each can run at once, by
     /// queue number (the `poolQueue` of its jobs' busy periods).
     public var poolWidths: [UInt32: Int] = [:]
+    /// Where the main thread parked outside any loop during its launch, in order.
+    public var launchParks: [CapturedPark] = []
     /// Frame loops: their frames (busy periods) folded, by slot id.
     public var frames: [Int32: FrameTally] = [:]
     public var exitTimeNs: UInt64?
@@ -133,4 +135,14 @@ public struct CaptureNote: Sendable, Hashable {
     public var tid: Int32
     public var code: UInt32
     public var value: UInt64
+}
+
+/// A main thread found parked outside any loop during its launch (a server's
+/// main waiting for its event loops to close): from `startNs`, when it blocked
+/// where it parked, to `endNs`, when the engine saw it move on (nil: still
+/// parked when the log ended).
+public struct CapturedPark: Sendable, Equatable {
+    public var osTid: Int32
+    public var startNs: UInt64
+    public var endNs: UInt64?
 }

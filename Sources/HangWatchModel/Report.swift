@@ -232,12 +232,35 @@ public struct Launch: Codable, Sendable, Equatable {
     public var sampleCount: Int
     /// Its call tree when the launch reached the report threshold; nil otherwise.
     public var callTree: CallTreeNode?
+    /// Where the watched main thread parked outside any loop, when the launch
+    /// ended that way (a server's main thread waiting for its event loops to
+    /// close); nil when it reached a loop's wait or never parked. The duration
+    /// then runs from process start to the park, which is neither launch nor hang.
+    public var parked: LaunchPark?
     /// A launch record with every field given.
-    public init(durationMs: Double, reachedFirstWait: Bool, sampleCount: Int, callTree: CallTreeNode?) {
+    public init(durationMs: Double, reachedFirstWait: Bool, sampleCount: Int, callTree: CallTreeNode?,
+                parked: LaunchPark? = nil) {
         self.durationMs = durationMs
         self.reachedFirstWait = reachedFirstWait
         self.sampleCount = sampleCount
         self.callTree = callTree
+        self.parked = parked
+    }
+}
+
+/// Where a main thread parked outside any loop at the end of its launch.
+public struct LaunchPark: Codable, Sendable, Equatable {
+    /// When it blocked there, in ms from process start.
+    public var atMs: Double
+    /// The call it blocked in (`futex`, `wait4`, `usleep`…), when sampled.
+    public var blockedIn: String?
+    /// The program's frame that made that call, when known.
+    public var calledFrom: String?
+    /// A park record with every field given.
+    public init(atMs: Double, blockedIn: String?, calledFrom: String?) {
+        self.atMs = atMs
+        self.blockedIn = blockedIn
+        self.calledFrom = calledFrom
     }
 }
 

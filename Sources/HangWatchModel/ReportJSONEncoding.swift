@@ -148,6 +148,13 @@ struct LaunchJSON: JSONTree {
             ("reachedFirstWait", .bool(launch.reachedFirstWait)),
             ("sampleCount", .integer(launch.sampleCount)),
             ("callTree", .optional(launch.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
+            ("parked", .optional(launch.parked) { park in
+                .object([
+                    ("atMs", ms(park.atMs)),
+                    ("blockedIn", .optional(park.blockedIn) { .string($0) }),
+                    ("calledFrom", .optional(park.calledFrom) { .string($0) }),
+                ])
+            }),
         ])
     }
 }

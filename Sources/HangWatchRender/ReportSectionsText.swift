@@ -5,14 +5,29 @@ import HangWatchModel
 enum ReportSectionsText {
     static func launch(_ launch: Launch, width: Int) -> [String] {
         let samples = "\(launch.sampleCount) \(launch.sampleCount == 1 ? "sample" : "samples")"
-        let header = launch.reachedFirstWait
-            ? "Launch: \(NumberFormat.ms(launch.durationMs)) from process start to the first wait (\(samples))"
-            : "Launch: the watched thread never waited; \(NumberFormat.ms(launch.durationMs)) is the whole run (\(samples))"
+        let header: String
+        if launch.parked != nil {
+            header = "Launch: \(NumberFormat.ms(launch.durationMs)) from process start until the main thread parked "
+                + "outside any loop (\(samples))"
+        } else if launch.reachedFirstWait {
+            header = "Launch: \(NumberFormat.ms(launch.durationMs)) from process start to the first wait (\(samples))"
+        } else {
+            header = "Launch: the watched thread never waited; \(NumberFormat.ms(launch.durationMs)) is the whole run (\(samples))"
+        }
         var out = TextLayout.wrap(header, width: width)
+        if let park = launch.parked { out += TextLayout.wrap("  " + parkLine(park), width: width) }
         if let tree = launch.callTree {
             out += CallTreeText(width: width).lines(for: tree)
         }
         return out
+    }
+
+    /// "parked at +0.061 s in futex, called from CloseFuture.wait(deadline:): not a launch, not a hang".
+    static func parkLine(_ park: LaunchPark) -> String {
+        var line = "parked at +\(NumberFormat.fixed(park.atMs / 1000, 3)) s"
+        if let call = park.blockedIn { line += " in \(call)" }
+        if let from = park.calledFrom { line += ", called from \(HangStateText.short(from, image: ""))" }
+        return line + ": a wait outside any loop, neither launch nor hang"
     }
 
     /// "Process: CPU 1.18 s (user 1.17 s, system 0.01 s), peak RSS 19.8 MiB"; nil when unknown.

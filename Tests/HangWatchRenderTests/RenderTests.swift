@@ -304,7 +304,7 @@ import Testing
                                "waitingMs"])
         #expect(keys(((node as? [String: Any])?["children"] as? [Any])?.first)
                 == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children", "source", "waitingMs"])
-        #expect(keys(object["launch"]) == ["durationMs", "reachedFirstWait", "sampleCount", "callTree"])
+        #expect(keys(object["launch"]) == ["durationMs", "reachedFirstWait", "sampleCount", "callTree", "parked"])
         #expect(keys(object["frames"]) == ["name", "deadlineMs", "frameCount", "hitchCount", "missedFrames", "hitchMs",
                                            "hitchRatioMsPerS", "band", "p50Ms", "p95Ms", "p99Ms", "maxMs", "histogram"])
     }

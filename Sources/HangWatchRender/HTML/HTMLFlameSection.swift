@@ -51,8 +51,9 @@ enum HTMLFlameSection {
     }
 
     private static func launchSection(_ launch: Launch) -> String {
-        let facts = [launch.reachedFirstWait ? "process start to the loop's first wait" : "the loop never waited: the whole run",
-                     "\(launch.sampleCount) samples"]
+        let span = launch.parked.map(ReportSectionsText.parkLine)
+            ?? (launch.reachedFirstWait ? "process start to the loop's first wait" : "the loop never waited: the whole run")
+        let facts = [span, "\(launch.sampleCount) samples"]
         return section(id: "launch", tree: "launch", title: "Launch · \(NumberFormat.ms(launch.durationMs))",
                        chip: "<span class=\"chip launch-chip\">launch</span>", facts: facts)
     }

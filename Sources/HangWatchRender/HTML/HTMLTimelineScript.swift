@@ -98,7 +98,8 @@ enum HTMLTimelineScript {
       const width = Math.max(2, x(launch.durationMs) - x(0));
       group.appendChild(svgEl('rect', { x: x(0), y: y + 3, width: width, height: h - 6, rx: 2, class: 'launch-bar' }));
       if (width > 70) group.appendChild(svgEl('text', { x: x(0) + 6, y: y + h / 2 + 4, class: 'launch-label' }, 'launch ' + ms(launch.durationMs)));
-      const lines = [launch.reachedFirstWait ? 'process start to the loop\'s first wait' : 'the loop never waited: the whole run',
+      const lines = [launch.parked ? 'process start until the main thread parked outside any loop'
+                       : launch.reachedFirstWait ? 'process start to the loop\'s first wait' : 'the loop never waited: the whole run',
                      plural(launch.sampleCount, 'sample')];
       group.addEventListener('mousemove', event => showTooltip(event, 'Launch · ' + ms(launch.durationMs), lines));
       group.addEventListener('mouseleave', hideTooltip);
