@@ -86,11 +86,18 @@ let package = Package(
         .executableTarget(name: "AsyncMainDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncMainDemo"),
         .executableTarget(name: "AsyncPoolDemo", dependencies: ["DemoSupport"], path: "Demos/AsyncPoolDemo"),
         // A test program: Swift Concurrency's observable behaviour, plain against watched.
-        .executableTarget(name: "ConcurrencyChecks", path: "Tests/programs/ConcurrencyChecks"),
+        .executableTarget(name: "ConcurrencyChecks", dependencies: ["HangWatch"], path: "Tests/programs/ConcurrencyChecks"),
+        // A test program: the waits the library redirects in process, plain against watched.
+        .executableTarget(name: "InProcessWaitChecks", dependencies: ["HangWatch", "CEventLoopShim"],
+                          path: "Tests/programs/InProcessWaitChecks"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
         .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
         .executableTarget(name: "LibraryAPIDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/LibraryAPIDemo"),
         .executableTarget(name: "ThreadPoolDemo", path: "Demos/ThreadPoolDemo"),
+        // A server shaped like SwiftNIO's: named epoll loops through a C shim, a parked main thread.
+        .target(name: "CEventLoopShim", path: "Demos/CEventLoopShim"),
+        .executableTarget(name: "EventLoopServerDemo", dependencies: ["DemoSupport", "CEventLoopShim"],
+                          path: "Demos/EventLoopServerDemo"),
 
         // Benchmark programs for `make bench` (Bench/run.sh).
         .executableTarget(name: "BenchMonitorCost", dependencies: ["HangWatch"], path: "Bench/MonitorCost"),

@@ -7,7 +7,7 @@
 //   5. callers pile up on an actor whose method takes 150 ms each.
 // Each phase is measured by the program's own clock: for the whole-pool
 // phases, from the last thread taken to the first one free again.
-// Usage: AsyncPoolDemo [--measure FILE] [--threads N]
+// Usage: AsyncPoolDemo [--measure FILE] [--threads N] [--library REPORT.json]
 import DemoSupport
 #if canImport(Glibc)
 import Glibc
@@ -69,6 +69,7 @@ func record(_ name: String, _ span: (UInt64, UInt64), _ options: DemoOptions) {
 @main struct AsyncPoolDemo {
     static func main() async {
         let options = DemoOptions(CommandLine.arguments)
+        startLibraryModeIfAsked(options) // --library REPORT.json: the HangWatch library instead of `hangwatch run`
         var width = ProcessInfoLite.activeProcessorCount
         if let i = CommandLine.arguments.firstIndex(of: "--threads"), i + 1 < CommandLine.arguments.count,
            let n = Int(CommandLine.arguments[i + 1]) { width = n }

@@ -4,16 +4,18 @@ import HangWatchTestSupport
 import Testing
 
 extension Integration {
-    /// Swift Concurrency's cooperative pool under `hangwatch run`, with no code change.
+    /// Swift Concurrency's cooperative pool under `hangwatch run`, with no code change, and in the library.
     @Suite struct CooperativePool {
         /// The pool's width as the agent counts it (libdispatch's online CPUs).
         static let width = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
 
-        @Test func starvedPoolAndLongJobsAreHangsOnTheProgramsClock() throws {
+        /// Under `hangwatch run`, and in the library (`HangWatcher.start()` first thing in an async main).
+        @Test(arguments: ["run", "library"]) func starvedPoolAndLongJobsAreHangsOnTheProgramsClock(way: String) throws {
             let scratch = try TestPaths.scratch()
             let eventsPath = scratch.appendingPathComponent("events.jsonl").path
-            let run = try HangwatchRun.run(TestPaths.asyncPoolDemo, hangwatchArgs: ["--events", eventsPath],
-                                           scratch: scratch)
+            let run = way == "run"
+                ? try HangwatchRun.run(TestPaths.asyncPoolDemo, hangwatchArgs: ["--events", eventsPath], scratch: scratch)
+                : try HangwatchRun.library(TestPaths.asyncPoolDemo, environment: ["HANGWATCH_EVENTS": eventsPath])
             #expect(run.result.status == 0, "\(run.result.stderr)")
             let hangs = run.report.hangs
             let pool = hangs.filter { $0.thread.role == Hang.cooperativePoolRole }
@@ -79,6 +81,14 @@ extension Integration {
             }
         }
 
+        /// `HANGWATCH_POOL=0` leaves the library's pool unwatched: no pool or job hang.
+        @Test func theLibrarysPoolWatchCanBeSwitchedOff() throws {
+            let run = try HangwatchRun.library(TestPaths.asyncPoolDemo, environment: ["HANGWATCH_POOL": "0"])
+            #expect(run.result.status == 0, "\(run.result.stderr)")
+            #expect(run.report.hangs.isEmpty, "\(run.report.hangs.map { "\($0.thread.role) \($0.durationMs)" })")
+            #expect(run.work("pool-blocked").count == 1, "the demo ran its phases")
+        }
+
         @Test func theHangGateCountsPoolAndJobHangs() throws {
             let scratch = try TestPaths.scratch()
             let report = scratch.appendingPathComponent("report.txt").path
@@ -90,24 +100,27 @@ extension Integration {
             #expect(passed.status == 0, "\(passed.stderr)")
         }
 
+        /// Under `hangwatch run` (both samplers) and in the library (`--library`).
         @Test func aWatchedRuntimeBehavesAsAPlainOne() throws {
-            for environment in [[:], ["HANGWATCH_SAMPLER": "signal"]] {
+            for (way, environment) in [("run", [:]), ("run", ["HANGWATCH_SAMPLER": "signal"]), ("library", [:])] {
                 var attempts = 0
                 var differences: [String] = []
                 repeat {
                     attempts += 1
                     let plain = try ProcessRunner.run(TestPaths.concurrencyChecks, [], timeout: 60)
                     let report = try TestPaths.scratch().appendingPathComponent("report.txt").path
-                    let watched = try ProcessRunner.run(
-                        TestPaths.hangwatch, ["run", "-o", report, "--", TestPaths.concurrencyChecks],
-                        environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, timeout: 60)
+                    let watched = way == "library"
+                        ? try ProcessRunner.run(TestPaths.concurrencyChecks, ["--library", report], timeout: 60)
+                        : try ProcessRunner.run(
+                            TestPaths.hangwatch, ["run", "-o", report, "--", TestPaths.concurrencyChecks],
+                            environment: ProcessInfo.processInfo.environment.merging(environment) { $1 }, timeout: 60)
                     #expect(plain.status == 3 && watched.status == 3, "exit: plain \(plain.status), watched \(watched.status)")
                     let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: 25)
-                    #expect(found.exact.isEmpty, "\(environment): \(found.exact)")
+                    #expect(found.exact.isEmpty, "\(way) \(environment): \(found.exact)")
                     #expect(Observations(plain.stdout).checks.count == 8, "\(plain.stdout)")
                     differences = found.timing
                 } while !differences.isEmpty && attempts < 3
-                #expect(differences.isEmpty, "\(environment): \(differences)")
+                #expect(differences.isEmpty, "\(way) \(environment): \(differences)")
             }
         }
     }

@@ -1,9 +1,11 @@
 // Swift Concurrency's observable behaviour, one line per check
 // (`<check> key=value ...`, keys ending in "ms" are timings): run plain and
-// under `hangwatch run`, every value must agree. It exercises what the
+// under `hangwatch run` or with `--library REPORT` (the HangWatch library),
+// every value must agree. It exercises what the
 // agent's job trampoline touches: task results and their order, actor
 // ordering, cancellation, priority escalation, task-local values, delayed
 // jobs, a job blocking in a synchronous call, and the exit status.
+import HangWatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,6 +29,12 @@ func ms(since start: UInt64) -> String { String(Int((now() - start) / 1_000_000)
 
 @main struct ConcurrencyChecks {
     static func main() async {
+        // --library REPORT: watched by the HangWatch library, started first thing.
+        if let flag = CommandLine.arguments.firstIndex(of: "--library"), flag + 1 < CommandLine.arguments.count {
+            var configuration = HangWatcher.Configuration.fromEnvironment()
+            configuration.reportPath = CommandLine.arguments[flag + 1]
+            do { try HangWatcher.start(configuration) } catch { print("start failed: \(error)") }
+        }
         // Results of many jobs, in a task group and with async let.
         let sum = await withTaskGroup(of: Int.self) { group in
             for i in 0..<5000 { group.addTask { work(i) } }
