@@ -11,8 +11,10 @@
 //    fast requests at 100 a second.
 // Each handler is timed by its own clock (the measure file).
 // Usage: EventLoopServerDemo [--measure FILE] [--library REPORT.json] [--loops N]
-//                            [--fast N] [--idle-seconds S]
-// --idle-seconds S: no client; the loops wait S seconds with nothing to do.
+//                            [--fast N] [--idle-seconds S [--cpu-file FILE]]
+// --idle-seconds S: no client; the loops wait S seconds with nothing to do;
+// --cpu-file then gets `steady-cpu-ms=… steady-ms=…`: the process's CPU time
+// from 1 s in to the end.
 import CEventLoopShim
 import DemoSupport
 import Foundation
@@ -25,6 +27,7 @@ struct ServerOptions {
     var loops = 2
     var fastRequests = 100
     var idleSeconds: Double?
+    var cpuFile: String?
 
     init(_ args: [String]) {
         demo = DemoOptions(args)
@@ -35,6 +38,7 @@ struct ServerOptions {
         if let v = value("--loops").flatMap(Int.init), v > 0 { loops = v }
         if let v = value("--fast").flatMap(Int.init), v >= 0 { fastRequests = v }
         idleSeconds = value("--idle-seconds").flatMap(Double.init)
+        cpuFile = value("--cpu-file")
     }
 }
 
@@ -198,6 +202,14 @@ func runClient(port: UInt16, fastRequests: Int) -> Bool {
 
 // ---- main ------------------------------------------------------------------
 
+/// CPU time of the whole process (every thread, hangwatch's own included), in ms.
+func processCpuMs() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    let total = usage.ru_utime.tv_sec + usage.ru_stime.tv_sec
+    return Double(total) * 1000 + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000
+}
+
 /// The listening socket on 127.0.0.1, any free port.
 func listen() -> (Int32, UInt16)? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue | SOCK_NONBLOCK.rawValue | SOCK_CLOEXEC.rawValue), 0)
@@ -247,7 +259,15 @@ let closeFuture = CloseFuture()
 final class ClientResult: @unchecked Sendable { var ok = true }
 let clientResult = ClientResult()
 if let idle = options.idleSeconds {
-    closeFuture.wait(deadline: Date(timeIntervalSinceNow: idle))
+    // The steady window, from 1 s in to the end: start-up is not idle cost.
+    let end = Date(timeIntervalSinceNow: idle)
+    closeFuture.wait(deadline: Date(timeIntervalSinceNow: min(1, idle)))
+    let (cpuBefore, wallBefore) = (processCpuMs(), monotonicNs())
+    closeFuture.wait(deadline: end)
+    if let file = options.cpuFile {
+        appendMeasureLine("steady-cpu-ms=\(processCpuMs() - cpuBefore) steady-ms=\(Double(monotonicNs() - wallBefore) / 1e6)",
+                          to: file)
+    }
 } else {
     let fast = options.fastRequests
     let result = clientResult, future = closeFuture
