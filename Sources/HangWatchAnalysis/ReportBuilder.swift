@@ -265,9 +265,17 @@ package struct ReportBuilder {
                     text = "this libdispatch hands Swift jobs over with dispatch_async_swift_job: the cooperative pool was not watched"
                 case UInt32(HW_POOL_WHY_QUEUES):
                     text = "the program used more cooperative-pool priorities than hangwatch tells apart: jobs of the others were not watched"
+                case UInt32(HW_POOL_WHY_NOT_REDIRECTED):
+                    text = "no loaded image imports the dispatch calls that hand jobs to the cooperative pool "
+                        + "(a Swift runtime linked in statically): the library did not watch the pool"
                 default:
                     text = "some cooperative-pool threads got no watch slot (the table was full): their jobs were not watched"
                 }
+            case HW_NOTE_INPROCESS.rawValue:
+                let asked = UInt32(truncatingIfNeeded: note.value >> 32), done = UInt32(truncatingIfNeeded: note.value)
+                guard asked & HW_INPROCESS_WAITS != 0, done & HW_INPROCESS_WAITS == 0 else { continue }
+                text = "no loaded image imports an event-loop wait the library can wrap: threads the list names are "
+                    + "watched only where the program marks their loop (LoopHeartbeat, FrameMonitor)"
             case HW_NOTE_SIGPROF_IGNORED.rawValue:
                 text = "the program ignores SIGPROF, and so does the kernel for it: while it does, the SIGPROF sampler "
                     + "cannot sample running threads (the kernel's sampler is not affected)"
