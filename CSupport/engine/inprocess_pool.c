@@ -46,15 +46,14 @@ static bool wants_image(const char *path) {
 }
 
 uint32_t hw_inprocess_pool_install(void) {
-    real.async_f = (__typeof__(real.async_f))dlsym(RTLD_DEFAULT, "dispatch_async_f");
-    real.after_f = (__typeof__(real.after_f))dlsym(RTLD_DEFAULT, "dispatch_after_f");
-    real.set_width = (__typeof__(real.set_width))dlsym(RTLD_DEFAULT, "dispatch_queue_set_width");
-    if (!real.async_f || !real.after_f || !real.set_width) return 0;
-    hw_pool_init();
     hw_got_target targets[] = {
         { "dispatch_async_f", (void *)inprocess_dispatch_async_f },
         { "dispatch_after_f", (void *)inprocess_dispatch_after_f },
         { "dispatch_queue_set_width", (void *)inprocess_dispatch_queue_set_width },
     };
+    void **reals[] = { (void **)&real.async_f, (void **)&real.after_f, (void **)&real.set_width };
+    for (size_t i = 0; i < sizeof reals / sizeof reals[0]; i++)
+        if (!(*reals[i] = dlsym(RTLD_DEFAULT, targets[i].name))) return 0;
+    hw_pool_init();
     return hw_got_redirect(targets, sizeof targets / sizeof targets[0], wants_image);
 }

@@ -167,22 +167,27 @@ bool hw_inprocess_skips_image(const char *path) {
 
 static bool wants_image(const char *path) { return !hw_inprocess_skips_image(path); }
 
+/// Each redirected call: its name, where its real function is kept, its wrapper.
+static const struct redirected {
+    const char *name;
+    void **real;
+    void *wrapper;
+} redirected[] = {
+    { "epoll_wait", (void **)&real.epoll_wait, (void *)inprocess_epoll_wait },
+    { "epoll_pwait", (void **)&real.epoll_pwait, (void *)inprocess_epoll_pwait },
+    { "poll", (void **)&real.poll, (void *)inprocess_poll },
+    { "ppoll", (void **)&real.ppoll, (void *)inprocess_ppoll },
+    { "usleep", (void **)&real.usleep, (void *)inprocess_usleep },
+    { "nanosleep", (void **)&real.nanosleep, (void *)inprocess_nanosleep },
+    { "clock_nanosleep", (void **)&real.clock_nanosleep, (void *)inprocess_clock_nanosleep },
+};
+#define REDIRECTED (sizeof redirected / sizeof redirected[0])
+
 uint32_t hw_inprocess_waits_install(void) {
-    real.epoll_wait = (__typeof__(real.epoll_wait))dlsym(RTLD_DEFAULT, "epoll_wait");
-    real.epoll_pwait = (__typeof__(real.epoll_pwait))dlsym(RTLD_DEFAULT, "epoll_pwait");
-    real.poll = (__typeof__(real.poll))dlsym(RTLD_DEFAULT, "poll");
-    real.ppoll = (__typeof__(real.ppoll))dlsym(RTLD_DEFAULT, "ppoll");
-    real.usleep = (__typeof__(real.usleep))dlsym(RTLD_DEFAULT, "usleep");
-    real.nanosleep = (__typeof__(real.nanosleep))dlsym(RTLD_DEFAULT, "nanosleep");
-    real.clock_nanosleep = (__typeof__(real.clock_nanosleep))dlsym(RTLD_DEFAULT, "clock_nanosleep");
-    hw_got_target targets[] = {
-        { "epoll_wait", real.epoll_wait ? (void *)inprocess_epoll_wait : NULL },
-        { "epoll_pwait", real.epoll_pwait ? (void *)inprocess_epoll_pwait : NULL },
-        { "poll", real.poll ? (void *)inprocess_poll : NULL },
-        { "ppoll", real.ppoll ? (void *)inprocess_ppoll : NULL },
-        { "usleep", real.usleep ? (void *)inprocess_usleep : NULL },
-        { "nanosleep", real.nanosleep ? (void *)inprocess_nanosleep : NULL },
-        { "clock_nanosleep", real.clock_nanosleep ? (void *)inprocess_clock_nanosleep : NULL },
-    };
-    return hw_got_redirect(targets, sizeof targets / sizeof targets[0], wants_image);
+    hw_got_target targets[REDIRECTED];
+    for (size_t i = 0; i < REDIRECTED; i++) {
+        *redirected[i].real = dlsym(RTLD_DEFAULT, redirected[i].name);
+        targets[i] = (hw_got_target){ redirected[i].name, *redirected[i].real ? redirected[i].wrapper : NULL };
+    }
+    return hw_got_redirect(targets, REDIRECTED, wants_image);
 }
