@@ -130,9 +130,14 @@ hw_thread_probe hw_proc_probe_tid(pid_t tid) {
 bool hw_proc_status_field(pid_t tid, const char *field, int base, unsigned long long *value) {
     int fd = hw_proc_open_task_file(tid, "status");
     if (fd < 0) return false;
-    char buf[4096];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    bool found = hw_proc_status_field_fd(fd, field, base, value);
     close(fd);
+    return found;
+}
+
+bool hw_proc_status_field_fd(int fd, const char *field, int base, unsigned long long *value) {
+    char buf[4096];
+    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
     if (n <= 0) return false;
     buf[n] = 0;
     const char *line = strstr(buf, field);

@@ -266,6 +266,7 @@ enum hw_note_code {
     HW_NOTE_POOL_QUEUE = 7,        // value: a cooperative-pool queue's index (high 32 bits) and how many of its jobs can run at once (low 32)
     HW_NOTE_SIGPROF_IGNORED = 8,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
     HW_NOTE_POOL_UNWATCHED = 9,    // value: why some cooperative-pool jobs are not watched (HW_POOL_WHY_*)
+    HW_NOTE_SECCOMP_STOPPED = 10,  // value: ns since the engine started; a seccomp filter of the program binds the watchdog: sampling stopped
 };
 
 /// HW_NOTE_POOL_UNWATCHED values.
