@@ -19,11 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t hwa_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t hwa_now_ns(void) { return hw_os_monotonic_ns(); }
 
 int hwa_open_task_file(pid_t pid, pid_t tid, const char *name) {
     char path[96];
@@ -43,29 +39,15 @@ static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf,
 }
 
 hwa_probe hwa_probe_fd(int fd) {
-    hwa_probe p = { .activity = HWA_OTHER, .nr = -1 };
-    char buf[256];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && (errno == ESRCH || errno == ENOENT)) p.activity = HWA_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    if (strncmp(buf, "running", 7) == 0) { p.activity = HWA_RUNNING; return p; }
-    unsigned long long a[6] = {0}, sp = 0, pc = 0;
-    long nr = -1;
-    int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3],
-                     &a[4], &a[5], &sp, &pc);
-    if (got == 9 && nr >= 0) {
-        p.activity = HWA_BLOCKED;
-        p.nr = nr;
-        for (int i = 0; i < 6; i++) p.args[i] = a[i];
-        p.sp = sp;
-        p.pc = pc;
-    } else if (got == 3 && nr == -1) {
-        // "-1 sp pc": stopped or faulting, not inside a syscall.
-        p.sp = a[0];
-        p.pc = a[1];
+    hw_os_syscall s = hw_os_read_syscall(fd);
+    hwa_probe p = { .activity = HWA_OTHER, .nr = s.nr, .sp = s.sp, .pc = s.pc };
+    memcpy(p.args, s.args, sizeof p.args);
+    switch (s.activity) {
+    case HW_OS_GONE: p.activity = HWA_GONE; break;
+    case HW_OS_RUNNING: p.activity = HWA_RUNNING; break;
+    case HW_OS_IN_SYSCALL: p.activity = HWA_BLOCKED; break;
+    // "-1 sp pc": stopped or faulting, not inside a syscall (sp and pc known).
+    case HW_OS_OUTSIDE_SYSCALL: case HW_OS_UNKNOWN: break;
     }
     return p;
 }

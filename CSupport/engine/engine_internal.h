@@ -5,6 +5,7 @@
 #define HANGWATCH_ENGINE_INTERNAL_H
 
 #include "hangwatch_engine.h"
+#include "hangwatch_os.h"
 #include "agent_hooks.h"
 #include <pthread.h>
 #include <signal.h>

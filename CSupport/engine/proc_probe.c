@@ -86,26 +86,20 @@ static hw_thread_probe from_stat(int fd) {
 
 static hw_thread_probe from_syscall(int fd) {
     hw_thread_probe p = { .activity = HW_ACTIVITY_UNKNOWN };
-    char buf[256];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    if (strncmp(buf, "running", 7) == 0) { p.activity = HW_ACTIVITY_RUNNING; return p; }
-    // "-1 sp pc": blocked but not in a syscall (a fault, a stop): no syscall to name.
-    unsigned long long a[6], sp = 0, pc = 0;
-    long nr = -1;
-    int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3],
-                     &a[4], &a[5], &sp, &pc);
-    if (got == 9 && nr >= 0) {
+    hw_os_syscall s = hw_os_read_syscall(fd);
+    switch (s.activity) {
+    case HW_OS_GONE: p.activity = HW_ACTIVITY_GONE; break;
+    case HW_OS_RUNNING: p.activity = HW_ACTIVITY_RUNNING; break;
+    case HW_OS_IN_SYSCALL:
         p.activity = HW_ACTIVITY_BLOCKED;
         p.exact = true;
-        p.nr = nr;
-        p.sp = sp;
-        p.pc = pc;
-        for (int i = 0; i < 6; i++) p.args[i] = a[i];
+        p.nr = s.nr;
+        p.sp = s.sp;
+        p.pc = s.pc;
+        for (int i = 0; i < 6; i++) p.args[i] = s.args[i];
+        break;
+    // "-1 sp pc": blocked but not in a syscall (a fault, a stop): no syscall to name.
+    case HW_OS_OUTSIDE_SYSCALL: case HW_OS_UNKNOWN: break;
     }
     return p;
 }

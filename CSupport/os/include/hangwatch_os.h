@@ -1,0 +1,52 @@
+// The OS layer under the engine (inside the watched process) and attach
+// (outside it): every /proc file either of them reads is parsed here, once,
+// plus the monotonic clock.
+//
+// Callers open the files (where a descriptor may live is their policy: the
+// engine keeps its own away from the program's numbers) and hand the
+// descriptor in; each read starts at offset 0 (pread), so one descriptor
+// serves many reads. Nothing here allocates, takes a lock or calls a
+// function the agent wraps. Functions marked SIGNAL-SAFE may be called from
+// a signal handler; the others run on the watchdog or the attach poller
+// (sscanf and strtoull are not on POSIX's async-signal-safe list).
+#ifndef HANGWATCH_OS_H
+#define HANGWATCH_OS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---- clock (clock.c) ---------------------------------------------------------
+/// SIGNAL-SAFE. CLOCK_MONOTONIC in nanoseconds (a vDSO call).
+uint64_t hw_os_monotonic_ns(void);
+
+// ---- /proc/PID/task/TID/syscall (proc_syscall.c) -------------------------------
+/// What a thread's syscall file says it is doing.
+typedef enum hw_os_activity {
+    HW_OS_UNKNOWN = 0,      // unreadable (not gone) or not understood
+    HW_OS_RUNNING,          // "running"
+    HW_OS_IN_SYSCALL,       // "nr args... sp pc": blocked in system call nr
+    HW_OS_OUTSIDE_SYSCALL,  // "-1 sp pc": stopped or faulting, not in a system call
+    HW_OS_GONE,             // the thread no longer exists (ESRCH, ENOENT)
+} hw_os_activity;
+
+typedef struct hw_os_syscall {
+    hw_os_activity activity;
+    long nr;            // HW_OS_IN_SYSCALL; else -1
+    uint64_t args[6];   // HW_OS_IN_SYSCALL
+    uint64_t sp, pc;    // HW_OS_IN_SYSCALL and HW_OS_OUTSIDE_SYSCALL
+} hw_os_syscall;
+
+/// Reads and parses the syscall file open as `fd`.
+hw_os_syscall hw_os_read_syscall(int fd);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
