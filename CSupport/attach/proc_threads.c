@@ -53,10 +53,12 @@ hwa_probe hwa_probe_fd(int fd) {
 }
 
 char hwa_task_state(pid_t pid, pid_t tid) {
-    char buf[512];
-    if (read_task_file(pid, tid, "stat", buf, sizeof buf) <= 0) return 0;
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' ? paren[2] : 0;
+    int fd = hwa_open_task_file(pid, tid, "stat");
+    if (fd < 0) return 0;
+    hw_os_stat stat;
+    int got = hw_os_read_stat(fd, &stat);
+    close(fd);
+    return got > 0 ? stat.state : 0;
 }
 
 bool hwa_task_name(pid_t pid, pid_t tid, char name[16]) {
@@ -89,17 +91,10 @@ int hwa_list_tasks(pid_t pid, pid_t *out, int max) {
 }
 
 int hwa_thread_count(int stat_fd) {
-    char buf[1024];
-    ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    if (!p) return -1;
-    char state = p[2];
-    // Fields after the name: state(3) ... num_threads(20).
-    int field = 2;
-    for (p = p + 1; *p && field < 20; p++) if (*p == ' ') field++;
-    int threads = atoi(p);
+    hw_os_stat stat;
+    if (hw_os_read_stat(stat_fd, &stat) <= 0) return -1;
+    char state = stat.state;
+    int threads = stat.num_threads;
     // A zombie leader with other threads alive is not the process's end: the
     // main thread called pthread_exit, or another thread's execve is ending it (de_thread).
     if ((state == 'Z' || state == 'X') && threads <= 1) return -1;

@@ -63,19 +63,14 @@ void hw_proc_session_close(hw_session *ses) {
 
 static bool gone(int err) { return err == ESRCH || err == ENOENT; }
 
-/// The state letter of a stat line: after the last ')' (the name may hold one).
+/// The thread's state letter, from its stat file.
 static hw_thread_probe from_stat(int fd) {
     hw_thread_probe p = { .activity = HW_ACTIVITY_UNKNOWN };
-    char buf[512];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')');
-    if (!paren || paren[1] != ' ') return p;
-    switch (paren[2]) {
+    hw_os_stat stat;
+    int got = hw_os_read_stat(fd, &stat);
+    if (got < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
+    if (got <= 0) return p;
+    switch (stat.state) {
     case 'R': p.activity = HW_ACTIVITY_RUNNING; break;
     case 'S': case 'D': p.activity = HW_ACTIVITY_BLOCKED; break;
     case 'Z': case 'X': p.activity = HW_ACTIVITY_GONE; break;

@@ -45,6 +45,16 @@ typedef struct hw_os_syscall {
 /// Reads and parses the syscall file open as `fd`.
 hw_os_syscall hw_os_read_syscall(int fd);
 
+// ---- /proc/PID/task/TID/stat (proc_stat.c) -------------------------------------
+typedef struct hw_os_stat {
+    char state;         // the state letter (R, S, D, T, t, Z, X...)
+    int num_threads;    // the process's thread count (field 20)
+} hw_os_stat;
+
+/// Reads and parses the stat file open as `fd`: 1 when parsed, 0 when read
+/// but not understood, -1 when the read failed (errno says why).
+int hw_os_read_stat(int fd, hw_os_stat *out);
+
 #ifdef __cplusplus
 }
 #endif
