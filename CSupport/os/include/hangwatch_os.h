@@ -55,6 +55,38 @@ typedef struct hw_os_stat {
 /// but not understood, -1 when the read failed (errno says why).
 int hw_os_read_stat(int fd, hw_os_stat *out);
 
+// ---- /proc/PID/task/TID/schedstat (proc_schedstat.c) ----------------------------
+/// Reads the schedstat file open as `fd`: the nanoseconds the thread ran and
+/// waited runnable on a run queue. False when unreadable.
+bool hw_os_read_schedstat(int fd, uint64_t *run_ns, uint64_t *wait_ns);
+
+// ---- /proc/PID/task/TID/status (proc_status.c) ----------------------------------
+/// Reads the status file open as `fd` into `buf` (NUL-terminated); its length, or -1.
+ssize_t hw_os_read_status(int fd, char *buf, size_t len);
+/// The number after `field` (say "SigBlk:") in a status text, in `base`.
+bool hw_os_status_field(const char *status, const char *field, int base, unsigned long long *value);
+
+// ---- /proc/PID/maps (proc_maps.c) ----------------------------------------------
+/// One line of a maps file. `path` holds the first HW_OS_MAPS_PATH_KEPT bytes
+/// of the path (not NUL-terminated); `path_len` is its whole length.
+#define HW_OS_MAPS_PATH_KEPT 8
+typedef struct hw_os_mapping {
+    uint64_t start, end;
+    char perms[4];      // "rwxp" as listed
+    char path[HW_OS_MAPS_PATH_KEPT];
+    size_t path_len;
+} hw_os_mapping;
+
+/// Calls `each` for every line of the maps file open as `fd`, in the
+/// kernel's (address) order, until it returns false. Reads as a stream
+/// through a buffer on the stack: lines of any length, no allocation.
+void hw_os_scan_maps(int fd, bool (*each)(const hw_os_mapping *m, void *ctx), void *ctx);
+
+// ---- /proc/PID/task (proc_tasks.c) ---------------------------------------------
+/// Calls `each` for every thread id listed in the task directory open as
+/// `dir_fd` (raw getdents64: no allocation), until it returns false.
+void hw_os_scan_tasks(int dir_fd, bool (*each)(pid_t tid, void *ctx), void *ctx);
+
 #ifdef __cplusplus
 }
 #endif
