@@ -156,9 +156,17 @@ bool hwa_mapping_of(const hwa_maps *maps, uint64_t addr, hwa_range *out) {
     return true;
 }
 
+static bool read_status(pid_t pid, pid_t tid, char *buf, size_t len) {
+    int fd = hwa_open_task_file(pid, tid, "status");
+    if (fd < 0) return false;
+    ssize_t n = hw_os_read_status(fd, buf, len);
+    close(fd);
+    return n > 0;
+}
+
 static unsigned long long status_mask(const char *buf, const char *key) {
-    const char *line = strstr(buf, key);
-    return line ? strtoull(line + strlen(key), NULL, 16) : 0;
+    unsigned long long mask = 0;
+    return hw_os_status_field(buf, key, 16, &mask) ? mask : 0;
 }
 
 /// Signals whose default action is to ignore them (the kernel's sig_kernel_ignore).
@@ -176,22 +184,22 @@ static unsigned long long ignored_mask(const char *status) {
 
 bool hwa_signal_pending(pid_t pid, pid_t tid) {
     char buf[4096];
-    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return true; // unsure: assume yes
+    if (!read_status(pid, tid, buf, sizeof buf)) return true; // unsure: assume yes
     unsigned long long pending = status_mask(buf, "SigPnd:") | status_mask(buf, "ShdPnd:");
     return (pending & ~status_mask(buf, "SigBlk:") & ~ignored_mask(buf)) != 0;
 }
 
 bool hwa_signal_ignored(pid_t pid, pid_t tid, int sig) {
     char buf[4096];
-    if (sig <= 0 || sig > 64 || read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return false; // unsure: deliver
+    if (sig <= 0 || sig > 64 || !read_status(pid, tid, buf, sizeof buf)) return false; // unsure: deliver
     return (ignored_mask(buf) >> (sig - 1)) & 1;
 }
 
 pid_t hwa_tracer_of(pid_t pid, pid_t tid) {
     char buf[4096];
-    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return -1;
-    const char *line = strstr(buf, "TracerPid:");
-    return line ? (pid_t)atoi(line + strlen("TracerPid:")) : -1;
+    unsigned long long tracer;
+    if (!read_status(pid, tid, buf, sizeof buf)) return -1;
+    return hw_os_status_field(buf, "TracerPid:", 10, &tracer) ? (pid_t)tracer : -1;
 }
 
 static uid_t process_uid(pid_t pid) {

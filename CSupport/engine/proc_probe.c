@@ -126,13 +126,7 @@ bool hw_proc_status_field(pid_t tid, const char *field, int base, unsigned long 
 
 bool hw_proc_status_field_fd(int fd, const char *field, int base, unsigned long long *value) {
     char buf[4096];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    const char *line = strstr(buf, field);
-    if (!line) return false;
-    *value = strtoull(line + strlen(field), NULL, base);
-    return true;
+    return hw_os_read_status(fd, buf, sizeof buf) > 0 && hw_os_status_field(buf, field, base, value);
 }
 
 bool hw_proc_blocks_sigprof(pid_t tid) {
