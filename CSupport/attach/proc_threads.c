@@ -112,22 +112,24 @@ static void push(hwa_range **list, size_t *count, size_t *cap, uint64_t lo, uint
     (*list)[(*count)++] = (hwa_range){ lo, hi };
 }
 
+typedef struct { hwa_maps *maps; size_t code_cap, all_cap; } maps_growth;
+
+static bool add_mapping(const hw_os_mapping *m, void *ctx) {
+    maps_growth *g = ctx;
+    push(&g->maps->all, &g->maps->all_count, &g->all_cap, m->start, m->end);
+    if (m->perms[2] == 'x') push(&g->maps->code, &g->maps->code_count, &g->code_cap, m->start, m->end);
+    return true;
+}
+
 bool hwa_read_maps(pid_t pid, hwa_maps *maps) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
     hwa_free_maps(maps);
-    size_t code_cap = 0, all_cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi;
-        char perms[8];
-        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3) continue;
-        push(&maps->all, &maps->all_count, &all_cap, lo, hi);
-        if (perms[2] == 'x') push(&maps->code, &maps->code_count, &code_cap, lo, hi);
-    }
-    fclose(f);
+    maps_growth growth = { .maps = maps };
+    hw_os_scan_maps(fd, add_mapping, &growth);
+    close(fd);
     return true;
 }
 

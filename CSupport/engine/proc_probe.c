@@ -135,57 +135,34 @@ bool hw_proc_blocks_sigprof(pid_t tid) {
     return (mask >> (SIGPROF - 1)) & 1;
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
+typedef struct { uint64_t addr; hw_os_mapping found; bool any; } mapping_search;
+
+static bool holds_addr(const hw_os_mapping *m, void *ctx) {
+    mapping_search *search = ctx;
+    if (m->start <= search->addr && search->addr < m->end) {
+        search->found = *m;
+        search->any = true;
+        return false;
+    }
+    return true;
 }
 
 bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
     int fd = hw_proc_keep_away_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
     if (fd < 0) return false;
-    // Lines are "start-end perms offset dev inode [path]", numbers in hex;
-    // read as a stream, so a line split between two reads needs nothing kept
-    // but what was parsed of it so far.
-    char buf[4096], path[8], perms[2] = {0, 0};
-    uint64_t start = 0, end = 0;
-    int field = 0;     // 0: start, 1: end, 2: the rest of the line
-    int token = 0;     // in the rest: perms 1, offset 2, dev 3, inode 4, path 5
-    size_t path_len = 0, perms_len = 0;
-    bool space = true, found = false;
-    ssize_t n;
-    while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && !found; i++) {
-            char c = buf[i];
-            if (c == '\n') {
-                found = field == 2 && start <= addr && addr < end;
-                if (!found) start = end = 0, field = token = 0, path_len = perms_len = 0, space = true;
-            } else if (field == 0 && c == '-') {
-                field = 1;
-            } else if (field < 2) {
-                int d = hex_digit(c);
-                if (d < 0) field = 2;
-                else if (field == 0) start = start << 4 | (uint64_t)d;
-                else end = end << 4 | (uint64_t)d;
-            } else if (c == ' ' && token < 5) {
-                space = true;
-            } else {
-                if (space) token++, space = false;
-                if (token == 1 && perms_len < sizeof perms) perms[perms_len++] = c;
-                if (token == 5 && path_len < sizeof path) path[path_len++] = c;
-            }
-        }
-    }
+    mapping_search search = { .addr = addr };
+    hw_os_scan_maps(fd, holds_addr, &search);
     close(fd);
-    if (!found) return false;
+    if (!search.any) return false;
+    const hw_os_mapping *m = &search.found;
     // A thread's stack: a readable, writable anonymous mapping (pthread's),
     // or the main one's. A stack the program placed in the heap or a file is
     // not bounded by its mapping: no bounds rather than wrong ones. (An
     // anonymous one may still be wider than the stack, merged with a
     // neighbour or a large malloc block: the bounds serve only copies that
     // cannot fault, process_vm_readv.)
-    bool stack = perms[0] == 'r' && perms[1] == 'w'
-        && (path_len == 0 || (path_len == 7 && memcmp(path, "[stack]", 7) == 0));
-    if (stack) { *lo = start; *hi = end; }
+    bool stack = m->perms[0] == 'r' && m->perms[1] == 'w'
+        && (m->path_len == 0 || (m->path_len == 7 && memcmp(m->path, "[stack]", 7) == 0));
+    if (stack) { *lo = m->start; *hi = m->end; }
     return stack;
 }
