@@ -6,8 +6,6 @@
 // ptrace itself, so its first read is also the access check.
 #include "attach_internal.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -72,18 +70,24 @@ bool hwa_task_name(pid_t pid, pid_t tid, char name[16]) {
     return true;
 }
 
+typedef struct { pid_t *out; int count, max; } task_list;
+
+static bool add_task(pid_t tid, void *ctx) {
+    task_list *list = ctx;
+    if (list->count >= list->max) return false;
+    list->out[list->count++] = tid;
+    return true;
+}
+
 int hwa_list_tasks(pid_t pid, pid_t *out, int max) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir) return -1;
-    int count = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL && count < max) {
-        if (!isdigit((unsigned char)e->d_name[0])) continue;
-        out[count++] = (pid_t)atoi(e->d_name);
-    }
-    closedir(dir);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    task_list list = { out, 0, max };
+    hw_os_scan_tasks(fd, add_task, &list);
+    close(fd);
+    int count = list.count;
     // Ascending tids: the main thread first, then threads in creation order (mostly).
     for (int i = 1; i < count; i++)
         for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { pid_t t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
