@@ -50,7 +50,7 @@ let package = Package(
         // calls answered without a system call (see unwind_mask.c).
         .target(
             name: "CHangWatchCLISupport",
-            dependencies: ["CHangWatchEngine"],
+            dependencies: ["CHangWatchOS", "CHangWatchEngine"],
             path: "CSupport/cli",
             cSettings: [.define("_GNU_SOURCE")]
         ),
