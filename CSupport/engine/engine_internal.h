@@ -296,8 +296,8 @@ void hw_watchdog_wake(void);
 /// Watchdog thread, at its start: open its status file and learn its filters.
 void hw_seccomp_watch_start(void);
 /// Watchdog thread, before each batch of calls a filter may kill for (/proc
-/// opens, process_vm_readv, perf_event_open, signals): false once a filter
-/// the program installed binds the watchdog (noted once), and for good.
+/// opens, process_vm_readv, perf_event_open): false once a filter the
+/// program installed binds the watchdog (noted once), and for good.
 bool hw_seccomp_risky_calls_allowed(void);
 /// Whether the watchdog has stopped making those calls (a flag, no syscall).
 bool hw_seccomp_stopped(void);

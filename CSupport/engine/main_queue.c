@@ -263,6 +263,9 @@ void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp) {
     // A sample of the thread that held the queue before (drained as its
     // session ends) says nothing of this one's stack.
     if (tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) || probe.bounds_tries >= HW_BOUNDS_TRIES) return;
+    // Reached from a kernel sample's drain too, where no look came first:
+    // opening maps is a call a filter the program put on us may kill for.
+    if (!hw_seccomp_risky_calls_allowed()) return;
     probe.bounds_tries++;
     uint64_t lo, hi;
     if (!hw_proc_stack_mapping_of(sp, &lo, &hi)) return;

@@ -3,9 +3,9 @@
 // process_vm_readv or opening /proc files would kill the program at the
 // watchdog's next such call. The watchdog cannot know what a filter allows,
 // so it looks at its own filters before each batch of those calls: once it
-// carries a filter it did not have at its start, it makes none of them again
-// (no /proc opens, no foreign reads, no perf_event_open, no signals) and
-// only times hangs from the heartbeats; a note says when that happened.
+// carries a filter it did not have at its start, it stops sampling for good
+// (no /proc opens, no foreign reads, no perf_event_open, no signals either)
+// and only times hangs from the heartbeats; a note says when that happened.
 //
 // The look is a pread of the watchdog's own status file through a descriptor
 // opened at its start: pread on an open descriptor is a call every filter

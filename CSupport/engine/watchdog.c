@@ -217,11 +217,13 @@ static uint32_t running_stride(uint32_t polls) {
 
 // A seccomp filter the program put on every thread binds the watchdog too
 // (seccomp_watch.c). Before a call such a filter may kill for (opening /proc
-// files, perf_event_open, process_vm_readv, a signal) the watchdog looks at
-// its own filters, at most once per tick; a new one ends those calls for
-// good, and each session under way at its slot's next tick. Reads of descriptors already open, the
-// clocks and the kernel sampler's ring need no look: a tick that only polls
-// a running thread, or an idle one, does not pay for it.
+// files, perf_event_open, process_vm_readv) the watchdog looks at its own
+// filters, at most once per tick; a new one ends sampling for good, and each
+// session under way at its slot's next tick. Reads of descriptors already
+// open, the clocks, the kernel sampler's ring and signals to the program's
+// own threads (which raise() and abort() need, so a working program's filter
+// lets them through) need no look: a tick that only polls a running thread,
+// or an idle one, does not pay for it.
 static bool looked_this_tick;
 
 static bool risky_calls_allowed(void) {
@@ -311,7 +313,6 @@ static void take_sample(hw_slot *slot) {
         if (ses->perf.map || ses->signal_blocked) return; // the kernel samples it, or nothing can
         // The slot must still belong to the thread this session samples.
         if (__atomic_load_n(&slot->life, __ATOMIC_ACQUIRE) != ses->life) return;
-        if (!risky_calls_allowed()) return;
         if (hw_signal_send(ses->os_tid, false)) ses->requested++; // unsent (exec, SIGPROF ignored): not missed
         return;
     }
