@@ -11,11 +11,11 @@ CONFIG      ?= release
 # as a plain directory, .build/<config> would keep SwiftPM's symlink away.
 BUILD_DIR   := $(or $(shell swift build -c $(CONFIG) --show-bin-path 2>/dev/null),.build/$(CONFIG))
 AGENT       := $(BUILD_DIR)/libhangwatch-agent.so
-AGENT_SRC   := $(wildcard CSupport/engine/*.c) $(wildcard CSupport/agent/*.c)
-AGENT_HDR   := $(wildcard CSupport/engine/*.h CSupport/engine/include/*.h CSupport/agent/*.h)
+AGENT_SRC   := $(wildcard CSupport/os/*.c) $(wildcard CSupport/engine/*.c) $(wildcard CSupport/agent/*.c)
+AGENT_HDR   := $(wildcard CSupport/os/include/*.h CSupport/engine/*.h CSupport/engine/include/*.h CSupport/agent/*.h)
 CC          ?= cc
 AGENT_FLAGS := -std=gnu11 -O2 -g -fPIC -shared -D_GNU_SOURCE -fno-omit-frame-pointer \
-               -funwind-tables -fvisibility=hidden -flto -Wall -Wextra -ICSupport/engine/include \
+               -funwind-tables -fvisibility=hidden -flto -Wall -Wextra -ICSupport/os/include -ICSupport/engine/include \
                -Wl,--build-id -Wl,-z,nodelete
 APT_PACKAGES := libunwind-dev libelf-dev zlib1g-dev libc6-dbg
 

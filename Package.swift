@@ -4,7 +4,7 @@
 // The preload agent (libhangwatch-agent.so) is deliberately NOT a SwiftPM
 // product: SwiftPM links libswiftCore into every dynamic library it builds,
 // and the agent must stay pure C so it can be injected into any program.
-// The AgentBuilder plugin builds it from CSupport/engine + CSupport/agent with
+// The AgentBuilder plugin builds it from CSupport/os + engine + agent with
 // the system `cc` (as the Makefile does), a resource of the `hangwatch` target.
 import PackageDescription
 
@@ -15,9 +15,16 @@ let package = Package(
         .executable(name: "hangwatch", targets: ["hangwatch"]),
     ],
     targets: [
+        // The OS layer under the engine and attach: each /proc file parsed once, the clock. Pure C.
+        .target(
+            name: "CHangWatchOS",
+            path: "CSupport/os",
+            cSettings: [.define("_GNU_SOURCE")]
+        ),
         // In-process engine: heartbeat, watchdog, signal sampler, sample log. Pure C.
         .target(
             name: "CHangWatchEngine",
+            dependencies: ["CHangWatchOS"],
             path: "CSupport/engine",
             cSettings: [.define("_GNU_SOURCE"), .unsafeFlags(["-fno-omit-frame-pointer", "-funwind-tables"])],
             linkerSettings: [.linkedLibrary("dl"), .linkedLibrary("pthread")]
@@ -34,7 +41,7 @@ let package = Package(
         // (/proc heartbeat, per-sample ptrace stops). Pure C; no agent code.
         .target(
             name: "CHangWatchAttach",
-            dependencies: ["CHangWatchEngine"],
+            dependencies: ["CHangWatchOS", "CHangWatchEngine"],
             path: "CSupport/attach",
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("pthread")]
@@ -43,7 +50,7 @@ let package = Package(
         // calls answered without a system call (see unwind_mask.c).
         .target(
             name: "CHangWatchCLISupport",
-            dependencies: ["CHangWatchEngine"],
+            dependencies: ["CHangWatchOS", "CHangWatchEngine"],
             path: "CSupport/cli",
             cSettings: [.define("_GNU_SOURCE")]
         ),

@@ -4,6 +4,7 @@
 
 #include "hangwatch_attach.h"
 #include "hangwatch_engine.h" // hw_log_reserve / hw_log_commit, hw_thread_name_matches
+#include "hangwatch_os.h"
 #include <sys/types.h>
 
 /// What /proc says a thread is doing.

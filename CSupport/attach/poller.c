@@ -213,13 +213,8 @@ static bool idle_wait(hwa_thread *t, const hwa_probe *p) {
 static uint64_t sched_time(hwa_session *s, hwa_thread *t) {
     if (t->sched_fd < 0) t->sched_fd = hwa_open_task_file(s->cfg.pid, t->tid, "schedstat");
     if (t->sched_fd < 0) return 0;
-    char buf[96];
-    ssize_t n = pread(t->sched_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return 0;
-    buf[n] = 0;
-    unsigned long long run = 0, wait = 0;
-    if (sscanf(buf, "%llu %llu", &run, &wait) != 2) return 0;
-    return run + wait;
+    uint64_t run, wait;
+    return hw_os_read_schedstat(t->sched_fd, &run, &wait) ? run + wait : 0;
 }
 
 static void refresh_maps(hwa_session *s, uint64_t now, bool force) {
@@ -623,14 +618,13 @@ static void *poller_main(void *arg) {
     __atomic_store_n(&s->exited, s->exited, __ATOMIC_RELEASE);
     // Our CPU from schedstat (exact ns): getrusage's tick sampling is biased
     // for a thread that wakes on a grid of the tick's own period.
-    char path[64], buf[96];
+    char path[64];
     snprintf(path, sizeof path, "/proc/self/task/%ld/schedstat", (long)syscall(SYS_gettid));
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd >= 0) {
-        ssize_t n = read(fd, buf, sizeof buf - 1);
+        uint64_t run, wait;
+        if (hw_os_read_schedstat(fd, &run, &wait)) s->stats.poller_cpu_ns = run;
         close(fd);
-        unsigned long long run = 0;
-        if (n > 0 && (buf[n] = 0, sscanf(buf, "%llu", &run) == 1)) s->stats.poller_cpu_ns = run;
     }
     return NULL;
 }

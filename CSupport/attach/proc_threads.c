@@ -6,8 +6,6 @@
 // ptrace itself, so its first read is also the access check.
 #include "attach_internal.h"
 
-#include <ctype.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,11 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-uint64_t hwa_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+uint64_t hwa_now_ns(void) { return hw_os_monotonic_ns(); }
 
 int hwa_open_task_file(pid_t pid, pid_t tid, const char *name) {
     char path[96];
@@ -43,38 +37,26 @@ static ssize_t read_task_file(pid_t pid, pid_t tid, const char *name, char *buf,
 }
 
 hwa_probe hwa_probe_fd(int fd) {
-    hwa_probe p = { .activity = HWA_OTHER, .nr = -1 };
-    char buf[256];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && (errno == ESRCH || errno == ENOENT)) p.activity = HWA_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    if (strncmp(buf, "running", 7) == 0) { p.activity = HWA_RUNNING; return p; }
-    unsigned long long a[6] = {0}, sp = 0, pc = 0;
-    long nr = -1;
-    int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3],
-                     &a[4], &a[5], &sp, &pc);
-    if (got == 9 && nr >= 0) {
-        p.activity = HWA_BLOCKED;
-        p.nr = nr;
-        for (int i = 0; i < 6; i++) p.args[i] = a[i];
-        p.sp = sp;
-        p.pc = pc;
-    } else if (got == 3 && nr == -1) {
-        // "-1 sp pc": stopped or faulting, not inside a syscall.
-        p.sp = a[0];
-        p.pc = a[1];
+    hw_os_syscall s = hw_os_read_syscall(fd);
+    hwa_probe p = { .activity = HWA_OTHER, .nr = s.nr, .sp = s.sp, .pc = s.pc };
+    memcpy(p.args, s.args, sizeof p.args);
+    switch (s.activity) {
+    case HW_OS_GONE: p.activity = HWA_GONE; break;
+    case HW_OS_RUNNING: p.activity = HWA_RUNNING; break;
+    case HW_OS_IN_SYSCALL: p.activity = HWA_BLOCKED; break;
+    // "-1 sp pc": stopped or faulting, not inside a syscall (sp and pc known).
+    case HW_OS_OUTSIDE_SYSCALL: case HW_OS_UNKNOWN: break;
     }
     return p;
 }
 
 char hwa_task_state(pid_t pid, pid_t tid) {
-    char buf[512];
-    if (read_task_file(pid, tid, "stat", buf, sizeof buf) <= 0) return 0;
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' ? paren[2] : 0;
+    int fd = hwa_open_task_file(pid, tid, "stat");
+    if (fd < 0) return 0;
+    hw_os_stat stat;
+    int got = hw_os_read_stat(fd, &stat);
+    close(fd);
+    return got > 0 ? stat.state : 0;
 }
 
 bool hwa_task_name(pid_t pid, pid_t tid, char name[16]) {
@@ -88,18 +70,24 @@ bool hwa_task_name(pid_t pid, pid_t tid, char name[16]) {
     return true;
 }
 
+typedef struct { pid_t *out; int count, max; } task_list;
+
+static bool add_task(pid_t tid, void *ctx) {
+    task_list *list = ctx;
+    if (list->count >= list->max) return false;
+    list->out[list->count++] = tid;
+    return true;
+}
+
 int hwa_list_tasks(pid_t pid, pid_t *out, int max) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
-    DIR *dir = opendir(path);
-    if (!dir) return -1;
-    int count = 0;
-    struct dirent *e;
-    while ((e = readdir(dir)) != NULL && count < max) {
-        if (!isdigit((unsigned char)e->d_name[0])) continue;
-        out[count++] = (pid_t)atoi(e->d_name);
-    }
-    closedir(dir);
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    task_list list = { out, 0, max };
+    hw_os_scan_tasks(fd, add_task, &list);
+    close(fd);
+    int count = list.count;
     // Ascending tids: the main thread first, then threads in creation order (mostly).
     for (int i = 1; i < count; i++)
         for (int j = i; j > 0 && out[j - 1] > out[j]; j--) { pid_t t = out[j]; out[j] = out[j - 1]; out[j - 1] = t; }
@@ -107,17 +95,10 @@ int hwa_list_tasks(pid_t pid, pid_t *out, int max) {
 }
 
 int hwa_thread_count(int stat_fd) {
-    char buf[1024];
-    ssize_t n = pread(stat_fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) return -1;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    if (!p) return -1;
-    char state = p[2];
-    // Fields after the name: state(3) ... num_threads(20).
-    int field = 2;
-    for (p = p + 1; *p && field < 20; p++) if (*p == ' ') field++;
-    int threads = atoi(p);
+    hw_os_stat stat;
+    if (hw_os_read_stat(stat_fd, &stat) <= 0) return -1;
+    char state = stat.state;
+    int threads = stat.num_threads;
     // A zombie leader with other threads alive is not the process's end: the
     // main thread called pthread_exit, or another thread's execve is ending it (de_thread).
     if ((state == 'Z' || state == 'X') && threads <= 1) return -1;
@@ -135,22 +116,24 @@ static void push(hwa_range **list, size_t *count, size_t *cap, uint64_t lo, uint
     (*list)[(*count)++] = (hwa_range){ lo, hi };
 }
 
+typedef struct { hwa_maps *maps; size_t code_cap, all_cap; } maps_growth;
+
+static bool add_mapping(const hw_os_mapping *m, void *ctx) {
+    maps_growth *g = ctx;
+    push(&g->maps->all, &g->maps->all_count, &g->all_cap, m->start, m->end);
+    if (m->perms[2] == 'x') push(&g->maps->code, &g->maps->code_count, &g->code_cap, m->start, m->end);
+    return true;
+}
+
 bool hwa_read_maps(pid_t pid, hwa_maps *maps) {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f) return false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
     hwa_free_maps(maps);
-    size_t code_cap = 0, all_cap = 0;
-    char line[4096];
-    while (fgets(line, sizeof line, f)) {
-        unsigned long long lo, hi;
-        char perms[8];
-        if (sscanf(line, "%llx-%llx %7s", &lo, &hi, perms) != 3) continue;
-        push(&maps->all, &maps->all_count, &all_cap, lo, hi);
-        if (perms[2] == 'x') push(&maps->code, &maps->code_count, &code_cap, lo, hi);
-    }
-    fclose(f);
+    maps_growth growth = { .maps = maps };
+    hw_os_scan_maps(fd, add_mapping, &growth);
+    close(fd);
     return true;
 }
 
@@ -179,9 +162,17 @@ bool hwa_mapping_of(const hwa_maps *maps, uint64_t addr, hwa_range *out) {
     return true;
 }
 
+static bool read_status(pid_t pid, pid_t tid, char *buf, size_t len) {
+    int fd = hwa_open_task_file(pid, tid, "status");
+    if (fd < 0) return false;
+    ssize_t n = hw_os_read_status(fd, buf, len);
+    close(fd);
+    return n > 0;
+}
+
 static unsigned long long status_mask(const char *buf, const char *key) {
-    const char *line = strstr(buf, key);
-    return line ? strtoull(line + strlen(key), NULL, 16) : 0;
+    unsigned long long mask = 0;
+    return hw_os_status_field(buf, key, 16, &mask) ? mask : 0;
 }
 
 /// Signals whose default action is to ignore them (the kernel's sig_kernel_ignore).
@@ -199,22 +190,22 @@ static unsigned long long ignored_mask(const char *status) {
 
 bool hwa_signal_pending(pid_t pid, pid_t tid) {
     char buf[4096];
-    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return true; // unsure: assume yes
+    if (!read_status(pid, tid, buf, sizeof buf)) return true; // unsure: assume yes
     unsigned long long pending = status_mask(buf, "SigPnd:") | status_mask(buf, "ShdPnd:");
     return (pending & ~status_mask(buf, "SigBlk:") & ~ignored_mask(buf)) != 0;
 }
 
 bool hwa_signal_ignored(pid_t pid, pid_t tid, int sig) {
     char buf[4096];
-    if (sig <= 0 || sig > 64 || read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return false; // unsure: deliver
+    if (sig <= 0 || sig > 64 || !read_status(pid, tid, buf, sizeof buf)) return false; // unsure: deliver
     return (ignored_mask(buf) >> (sig - 1)) & 1;
 }
 
 pid_t hwa_tracer_of(pid_t pid, pid_t tid) {
     char buf[4096];
-    if (read_task_file(pid, tid, "status", buf, sizeof buf) <= 0) return -1;
-    const char *line = strstr(buf, "TracerPid:");
-    return line ? (pid_t)atoi(line + strlen("TracerPid:")) : -1;
+    unsigned long long tracer;
+    if (!read_status(pid, tid, buf, sizeof buf)) return -1;
+    return hw_os_status_field(buf, "TracerPid:", 10, &tracer) ? (pid_t)tracer : -1;
 }
 
 static uid_t process_uid(pid_t pid) {

@@ -19,9 +19,10 @@
 // without perf events (no cost measurable here; as whenever any profiler
 // runs). A program that opens perf events itself finds them fast too.
 #include "hangwatch_cli_support.h"
-#include "../engine/engine_internal.h"
+#include "hangwatch_os.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -29,11 +30,15 @@
 
 int hw_cli_keep_perf_warm(void) {
     // A seccomp filter may kill for perf_event_open rather than fail it: the
-    // agent's own rule (sampler_perf.c), with its reader of the calling
+    // agent's own rule (sampler_perf.c), with the same reader of the calling
     // thread's status. A program started from here inherits the filter and
     // samples with signals anyway.
     unsigned long long mode = 1;
-    if (!hw_proc_status_field((pid_t)syscall(SYS_gettid), "Seccomp:", 10, &mode) || mode != 0) return -EPERM;
+    char status[4096];
+    int fd = open("/proc/thread-self/status", O_RDONLY | O_CLOEXEC);
+    bool read = fd >= 0 && hw_os_read_status(fd, status, sizeof status) > 0;
+    if (fd >= 0) close(fd);
+    if (!read || !hw_os_status_field(status, "Seccomp:", 10, &mode) || mode != 0) return -EPERM;
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -42,6 +47,6 @@ int hw_cli_keep_perf_warm(void) {
     attr.disabled = 1;
     attr.exclude_kernel = 1; // allowed at perf_event_paranoid 2, unprivileged
     attr.exclude_hv = 1;
-    int fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    fd = (int)syscall(SYS_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     return fd >= 0 ? fd : -errno;
 }

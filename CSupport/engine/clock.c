@@ -1,9 +1,5 @@
 #include "hangwatch_engine.h"
-#include <time.h>
+#include "hangwatch_os.h"
 
-// SIGNAL-SAFE: clock_gettime is async-signal-safe (and a vDSO call here).
-uint64_t hw_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+// SIGNAL-SAFE: hw_os_monotonic_ns is.
+uint64_t hw_now_ns(void) { return hw_os_monotonic_ns(); }

@@ -11,11 +11,12 @@
 hw_engine hw_g;
 
 static void log_session(void) {
+    hw_g.start_ns = hw_now_ns();
     hw_rec_session *rec = (hw_rec_session *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->generation = hw_g.generation;
     rec->pid = hw_g.pid;
-    rec->start_ns = hw_now_ns();
+    rec->start_ns = hw_g.start_ns;
     hw_log_commit(&rec->h, HW_REC_SESSION);
 }
 

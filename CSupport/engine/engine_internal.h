@@ -5,6 +5,7 @@
 #define HANGWATCH_ENGINE_INTERNAL_H
 
 #include "hangwatch_engine.h"
+#include "hangwatch_os.h"
 #include "agent_hooks.h"
 #include <pthread.h>
 #include <signal.h>
@@ -154,6 +155,7 @@ typedef struct hw_engine {
     bool probe_main_queue;     // library mode: no wrappers, so the main queue is probed
     char patterns[512];
     uint32_t perf_state;       // atomic: hw_perf_state
+    uint64_t start_ns;         // hw_now_ns() when the engine started (its session record's)
 } hw_engine;
 
 /// Whether perf_event sampling works here (sampler_perf.c).
@@ -304,6 +306,18 @@ void hw_watchdog_stop(void);
 /// A busy period started while the watchdog may be parked: wake it.
 void hw_watchdog_wake(void);
 
+// seccomp_watch.c: the watchdog's look at its own seccomp filters.
+/// Watchdog thread, at its start: open its status file and learn its filters.
+void hw_seccomp_watch_start(void);
+/// Watchdog thread, before each batch of calls a filter may kill for (/proc
+/// opens, process_vm_readv, perf_event_open): false once a filter the
+/// program installed binds the watchdog (noted once), and for good.
+bool hw_seccomp_risky_calls_allowed(void);
+/// Whether the watchdog has stopped making those calls (a flag, no syscall).
+bool hw_seccomp_stopped(void);
+/// Watchdog thread, as it exits: close the status file.
+void hw_seccomp_watch_stop(void);
+
 // proc_probe.c: the only place that reads /proc, always from the watchdog.
 /// Give the calling (watchdog) thread a descriptor table of its own, empty,
 /// so its /proc descriptors never take a number the program would get.
@@ -323,6 +337,8 @@ hw_thread_probe hw_proc_probe_tid(pid_t tid);
 bool hw_proc_blocks_sigprof(pid_t tid);
 /// The number after `field` (say "Seccomp:") in /proc/self/task/TID/status, in `base`.
 bool hw_proc_status_field(pid_t tid, const char *field, int base, unsigned long long *value);
+/// The same from a status file already open as `fd` (read afresh from its start).
+bool hw_proc_status_field_fd(int fd, const char *field, int base, unsigned long long *value);
 /// Open /proc/self/task/TID/NAME read-only, never at a number the program would get.
 int hw_proc_open_task_file(pid_t tid, const char *name);
 /// A descriptor the watchdog just opened, moved away from the numbers the

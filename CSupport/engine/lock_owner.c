@@ -324,23 +324,22 @@ static struct {
     struct { pid_t tid; uint64_t cpu; } base[HW_RAN_TRACK];
 } ran = { .slot_index = -1 };
 
-/// Calls `fn` for every thread of the process (raw getdents64: no malloc).
+typedef struct { void (*fn)(pid_t tid, void *ctx); void *ctx; } each_call;
+
+static bool call_each(pid_t tid, void *ctx) {
+    each_call *call = ctx;
+    call->fn(tid, call->ctx);
+    return true;
+}
+
+/// Calls `fn` for every thread of the process (no malloc).
 static void each_thread(void (*fn)(pid_t tid, void *ctx), void *ctx) {
     int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, 900); // never at a number the program would get
     if (high >= 0) { close(fd); fd = high; }
-    char buf[4096] __attribute__((aligned(8)));
-    for (;;) {
-        long n = syscall(SYS_getdents64, fd, buf, sizeof buf);
-        if (n <= 0) break;
-        for (long off = 0; off < n;) {
-            const struct { uint64_t ino; int64_t off; unsigned short reclen; unsigned char type; char name[]; } *d =
-                (const void *)(buf + off);
-            if (d->name[0] >= '1' && d->name[0] <= '9') fn((pid_t)atoi(d->name), ctx);
-            off += d->reclen;
-        }
-    }
+    each_call call = { fn, ctx };
+    hw_os_scan_tasks(fd, call_each, &call);
     close(fd);
 }
 

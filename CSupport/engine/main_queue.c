@@ -109,7 +109,7 @@ void hw_main_thread_parks(void) {
 // the one root queue not counted) runs in no counted bracket: a parked
 // watchdog still probes every HW_PROBE_IDLE_NS for it.
 
-#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -164,17 +164,19 @@ void hw_main_thread_parked(hw_slot *slot) {
     __atomic_store_n(&hw_g.probe_main_queue, true, __ATOMIC_RELEASE);
 }
 
+static bool ask_if_running(pid_t tid, void *ctx) {
+    (void)ctx;
+    if (tid == hw_g.pid || tid == hw_g.watchdog_tid) return true;
+    if (hw_proc_probe_tid(tid).activity == HW_ACTIVITY_RUNNING) hw_signal_send(tid, true);
+    return true;
+}
+
 /// Signal every running thread but the watchdog and the parked main thread.
 static void ask_running_threads(void) {
-    DIR *dir = opendir("/proc/self/task");
-    if (!dir) return;
-    struct dirent *entry;
-    while ((entry = readdir(dir))) {
-        pid_t tid = (pid_t)atoi(entry->d_name);
-        if (tid <= 0 || tid == hw_g.pid || tid == hw_g.watchdog_tid) continue;
-        if (hw_proc_probe_tid(tid).activity == HW_ACTIVITY_RUNNING) hw_signal_send(tid, true);
-    }
-    closedir(dir);
+    int fd = hw_proc_keep_away_fd(open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd < 0) return;
+    hw_os_scan_tasks(fd, ask_if_running, NULL);
+    close(fd);
 }
 
 /// hw_log_thread for a slot's thread that is not the caller: its name from /proc.
@@ -261,6 +263,9 @@ void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp) {
     // A sample of the thread that held the queue before (drained as its
     // session ends) says nothing of this one's stack.
     if (tid != __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE) || probe.bounds_tries >= HW_BOUNDS_TRIES) return;
+    // Reached from a kernel sample's drain too, where no look came first:
+    // opening maps is a call a filter the program put on us may kill for.
+    if (!hw_seccomp_risky_calls_allowed()) return;
     probe.bounds_tries++;
     uint64_t lo, hi;
     if (!hw_proc_stack_mapping_of(sp, &lo, &hi)) return;

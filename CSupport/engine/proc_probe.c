@@ -63,19 +63,14 @@ void hw_proc_session_close(hw_session *ses) {
 
 static bool gone(int err) { return err == ESRCH || err == ENOENT; }
 
-/// The state letter of a stat line: after the last ')' (the name may hold one).
+/// The thread's state letter, from its stat file.
 static hw_thread_probe from_stat(int fd) {
     hw_thread_probe p = { .activity = HW_ACTIVITY_UNKNOWN };
-    char buf[512];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')');
-    if (!paren || paren[1] != ' ') return p;
-    switch (paren[2]) {
+    hw_os_stat stat;
+    int got = hw_os_read_stat(fd, &stat);
+    if (got < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
+    if (got <= 0) return p;
+    switch (stat.state) {
     case 'R': p.activity = HW_ACTIVITY_RUNNING; break;
     case 'S': case 'D': p.activity = HW_ACTIVITY_BLOCKED; break;
     case 'Z': case 'X': p.activity = HW_ACTIVITY_GONE; break;
@@ -86,26 +81,20 @@ static hw_thread_probe from_stat(int fd) {
 
 static hw_thread_probe from_syscall(int fd) {
     hw_thread_probe p = { .activity = HW_ACTIVITY_UNKNOWN };
-    char buf[256];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-    if (n <= 0) {
-        if (n < 0 && gone(errno)) p.activity = HW_ACTIVITY_GONE;
-        return p;
-    }
-    buf[n] = 0;
-    if (strncmp(buf, "running", 7) == 0) { p.activity = HW_ACTIVITY_RUNNING; return p; }
-    // "-1 sp pc": blocked but not in a syscall (a fault, a stop): no syscall to name.
-    unsigned long long a[6], sp = 0, pc = 0;
-    long nr = -1;
-    int got = sscanf(buf, "%ld %llx %llx %llx %llx %llx %llx %llx %llx", &nr, &a[0], &a[1], &a[2], &a[3],
-                     &a[4], &a[5], &sp, &pc);
-    if (got == 9 && nr >= 0) {
+    hw_os_syscall s = hw_os_read_syscall(fd);
+    switch (s.activity) {
+    case HW_OS_GONE: p.activity = HW_ACTIVITY_GONE; break;
+    case HW_OS_RUNNING: p.activity = HW_ACTIVITY_RUNNING; break;
+    case HW_OS_IN_SYSCALL:
         p.activity = HW_ACTIVITY_BLOCKED;
         p.exact = true;
-        p.nr = nr;
-        p.sp = sp;
-        p.pc = pc;
-        for (int i = 0; i < 6; i++) p.args[i] = a[i];
+        p.nr = s.nr;
+        p.sp = s.sp;
+        p.pc = s.pc;
+        for (int i = 0; i < 6; i++) p.args[i] = s.args[i];
+        break;
+    // "-1 sp pc": blocked but not in a syscall (a fault, a stop): no syscall to name.
+    case HW_OS_OUTSIDE_SYSCALL: case HW_OS_UNKNOWN: break;
     }
     return p;
 }
@@ -130,15 +119,14 @@ hw_thread_probe hw_proc_probe_tid(pid_t tid) {
 bool hw_proc_status_field(pid_t tid, const char *field, int base, unsigned long long *value) {
     int fd = hw_proc_open_task_file(tid, "status");
     if (fd < 0) return false;
-    char buf[4096];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
+    bool found = hw_proc_status_field_fd(fd, field, base, value);
     close(fd);
-    if (n <= 0) return false;
-    buf[n] = 0;
-    const char *line = strstr(buf, field);
-    if (!line) return false;
-    *value = strtoull(line + strlen(field), NULL, base);
-    return true;
+    return found;
+}
+
+bool hw_proc_status_field_fd(int fd, const char *field, int base, unsigned long long *value) {
+    char buf[4096];
+    return hw_os_read_status(fd, buf, sizeof buf) > 0 && hw_os_status_field(buf, field, base, value);
 }
 
 bool hw_proc_blocks_sigprof(pid_t tid) {
@@ -147,57 +135,34 @@ bool hw_proc_blocks_sigprof(pid_t tid) {
     return (mask >> (SIGPROF - 1)) & 1;
 }
 
-static int hex_digit(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    return -1;
+typedef struct { uint64_t addr; hw_os_mapping found; bool any; } mapping_search;
+
+static bool holds_addr(const hw_os_mapping *m, void *ctx) {
+    mapping_search *search = ctx;
+    if (m->start <= search->addr && search->addr < m->end) {
+        search->found = *m;
+        search->any = true;
+        return false;
+    }
+    return true;
 }
 
 bool hw_proc_stack_mapping_of(uint64_t addr, uint64_t *lo, uint64_t *hi) {
     int fd = hw_proc_keep_away_fd(open("/proc/self/maps", O_RDONLY | O_CLOEXEC));
     if (fd < 0) return false;
-    // Lines are "start-end perms offset dev inode [path]", numbers in hex;
-    // read as a stream, so a line split between two reads needs nothing kept
-    // but what was parsed of it so far.
-    char buf[4096], path[8], perms[2] = {0, 0};
-    uint64_t start = 0, end = 0;
-    int field = 0;     // 0: start, 1: end, 2: the rest of the line
-    int token = 0;     // in the rest: perms 1, offset 2, dev 3, inode 4, path 5
-    size_t path_len = 0, perms_len = 0;
-    bool space = true, found = false;
-    ssize_t n;
-    while (!found && (n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n && !found; i++) {
-            char c = buf[i];
-            if (c == '\n') {
-                found = field == 2 && start <= addr && addr < end;
-                if (!found) start = end = 0, field = token = 0, path_len = perms_len = 0, space = true;
-            } else if (field == 0 && c == '-') {
-                field = 1;
-            } else if (field < 2) {
-                int d = hex_digit(c);
-                if (d < 0) field = 2;
-                else if (field == 0) start = start << 4 | (uint64_t)d;
-                else end = end << 4 | (uint64_t)d;
-            } else if (c == ' ' && token < 5) {
-                space = true;
-            } else {
-                if (space) token++, space = false;
-                if (token == 1 && perms_len < sizeof perms) perms[perms_len++] = c;
-                if (token == 5 && path_len < sizeof path) path[path_len++] = c;
-            }
-        }
-    }
+    mapping_search search = { .addr = addr };
+    hw_os_scan_maps(fd, holds_addr, &search);
     close(fd);
-    if (!found) return false;
+    if (!search.any) return false;
+    const hw_os_mapping *m = &search.found;
     // A thread's stack: a readable, writable anonymous mapping (pthread's),
     // or the main one's. A stack the program placed in the heap or a file is
     // not bounded by its mapping: no bounds rather than wrong ones. (An
     // anonymous one may still be wider than the stack, merged with a
     // neighbour or a large malloc block: the bounds serve only copies that
     // cannot fault, process_vm_readv.)
-    bool stack = perms[0] == 'r' && perms[1] == 'w'
-        && (path_len == 0 || (path_len == 7 && memcmp(path, "[stack]", 7) == 0));
-    if (stack) { *lo = start; *hi = end; }
+    bool stack = m->perms[0] == 'r' && m->perms[1] == 'w'
+        && (m->path_len == 0 || (m->path_len == 7 && memcmp(m->path, "[stack]", 7) == 0));
+    if (stack) { *lo = m->start; *hi = m->end; }
     return stack;
 }

@@ -275,6 +275,7 @@ static uint32_t fitted_stack_bytes(uint64_t need) {
 /// unmapped (the mapping was made through it). Returns false, the old event
 /// sampling on, when the kernel refuses any step.
 static bool switch_event(hw_perf_ring *r, pid_t tid, uint32_t stack_bytes) {
+    if (!hw_seccomp_risky_calls_allowed()) return false; // a filter may kill for perf_event_open
     int fd = open_event(tid, !r->user_only, stack_bytes, true);
     if (fd < 0) return false;
     fd = hw_proc_keep_away_fd(fd);

@@ -45,14 +45,10 @@ bool hw_thread_cpu_ns(pid_t tid, uint64_t *cpu_ns) {
     return true;
 }
 
-/// Second field of schedstat: nanoseconds spent runnable on a run queue.
+/// Nanoseconds spent runnable on a run queue (schedstat).
 static uint64_t runq_ns(int fd) {
-    char buf[96];
-    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0) return UINT64_MAX;
-    buf[n] = 0;
-    unsigned long long on_cpu, waited;
-    return sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2 ? (uint64_t)waited : UINT64_MAX;
+    uint64_t on_cpu, waited;
+    return hw_os_read_schedstat(fd, &on_cpu, &waited) ? waited : UINT64_MAX;
 }
 
 static void write_reading(const hw_slot *slot, struct cpu_watch *w, uint64_t now) {

@@ -215,6 +215,25 @@ static uint32_t running_stride(uint32_t polls) {
     return polls < HW_RUNNING_TICKS ? 1 : HW_RUNNING_STRIDE;
 }
 
+// A seccomp filter the program put on every thread binds the watchdog too
+// (seccomp_watch.c). Before a call such a filter may kill for (opening /proc
+// files, perf_event_open, process_vm_readv) the watchdog looks at its own
+// filters, at most once per tick; a new one ends sampling for good, and each
+// session under way at its slot's next tick. Reads of descriptors already
+// open, the clocks, the kernel sampler's ring and signals to the program's
+// own threads (which raise() and abort() need, so a working program's filter
+// lets them through) need no look: a tick that only polls a running thread,
+// or an idle one, does not pay for it.
+static bool looked_this_tick;
+
+static bool risky_calls_allowed(void) {
+    if (!looked_this_tick) {
+        looked_this_tick = true;
+        return hw_seccomp_risky_calls_allowed();
+    }
+    return !hw_seccomp_stopped();
+}
+
 // A main thread parked outside any loop. A server's main thread often
 // starts its event loops and then waits, for good, outside any of them (a
 // condition wait in SwiftNIO's closeFuture.wait(), a join, a semaphore): it
@@ -249,6 +268,8 @@ static bool still_parked(hw_slot *slot, uint64_t seq, uint64_t now) {
     hw_park *park = &slot->park;
     if (park->busy_seq != seq) return false;
     if (now < park->check_ns) return true;
+    // The look opens /proc: under a filter that binds us it stays parked.
+    if (!risky_calls_allowed()) return true;
     hw_thread_probe probe = hw_proc_probe_tid(__atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE));
     // Unreadable, or gone (its exit hook releases the slot): left as it is.
     bool moved = probe.activity == HW_ACTIVITY_RUNNING
@@ -312,6 +333,7 @@ static void take_sample(hw_slot *slot) {
         // the lock owner's (lock_owner.c), stand for the ticks since it blocked.
         uint32_t gap = from_running && blocked_ticks != HW_EDGE_NONE ? blocked_ticks : 0;
         if (from_running && blocked_ticks != HW_EDGE_NONE) ses->repeat_extra = gap > 1 ? gap - 1 : 0;
+        if (!risky_calls_allowed()) return; // stack copies and lock reads follow
         enum hw_blocked_write wrote = HW_BLOCKED_NONE;
         if (call && (inside_saved_wait(&probe, regs) || !probe.exact)) {
             wrote = hw_sample_blocked_wrapper(slot, regs, call, gen);
@@ -463,6 +485,22 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
     if (!ses->active && slot->park.busy_seq && still_parked(slot, seq, now)) return false;
     uint64_t busy = now - since;
+    // A session opens /proc files and maybe a kernel sampler: look first.
+    if (hw_seccomp_stopped() || (!ses->active && busy >= hw_g.config.arm_ns && !risky_calls_allowed())) {
+        // A filter of the program binds us (seccomp_watch.c): the hang is
+        // timed and announced from the heartbeat alone, never sampled. A
+        // session ends with close and munmap, calls no filter can refuse a
+        // working program.
+        if (ses->active) session_end(slot);
+        if (slot->announced_seq == seq) return true;
+        if (busy >= hw_g.config.hang_ns) {
+            announce_hang(slot, seq, since);
+            __atomic_store_n(&slot->announced_seq, seq, __ATOMIC_RELEASE);
+        } else if (since + hw_g.config.hang_ns < *due) {
+            *due = since + hw_g.config.hang_ns;
+        }
+        return true;
+    }
     bool announced = ses->active ? ses->hang_announced : slot->announced_seq == seq;
     bool started = !ses->active && busy >= hw_g.config.arm_ns;
     if (started) session_start(slot, seq, life);
@@ -489,6 +527,13 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
     return true;
 }
 
+/// Ends every sampling session under way.
+static void end_all_sessions(void) {
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++)
+        if (hw_g.slots[i].session.active) session_end(&hw_g.slots[i]);
+}
+
 /// The watchdog thread's id, kept after it exits (hw_watchdog_stop waits for it to be gone).
 static pid_t last_watchdog_tid;
 
@@ -500,7 +545,9 @@ static void *watchdog_main(void *arg) {
     __atomic_store_n(&last_watchdog_tid, hw_g.watchdog_tid, __ATOMIC_RELEASE);
     // Library mode posts probes to libdispatch from here, and a worker it
     // spawns would inherit a private descriptor table: keep the shared one there.
-    if (hw_g.interposed) hw_proc_private_fds();
+    // A watchdog restarted under the program's filter opens nothing (seccomp_watch.c).
+    if (hw_g.interposed && !hw_seccomp_stopped()) hw_proc_private_fds();
+    hw_seccomp_watch_start();
     hw_tsc_clock_start();
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
@@ -512,7 +559,8 @@ static void *watchdog_main(void *arg) {
         uint32_t allowed = UINT32_MAX;
         uint64_t due = UINT64_MAX;
         hw_tsc_clock_tick(now);
-        if (hw_g.probe_main_queue) due = hw_main_queue_probe_tick(now);
+        looked_this_tick = false;
+        if (hw_g.probe_main_queue && risky_calls_allowed()) due = hw_main_queue_probe_tick(now);
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &allowed, &due);
@@ -559,9 +607,8 @@ static void *watchdog_main(void *arg) {
     }
     hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
     // Sessions end with the thread: their descriptors are in its table.
-    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
-    for (uint32_t i = 0; i < count; i++)
-        if (hw_g.slots[i].session.active) session_end(&hw_g.slots[i]);
+    end_all_sessions();
+    hw_seccomp_watch_stop();
     __atomic_store_n(&hw_g.watchdog_tid, 0, __ATOMIC_RELEASE);
     return NULL;
 }

@@ -9,22 +9,24 @@ import PackagePlugin
 
 @main
 struct AgentBuilder: BuildToolPlugin {
-    /// One build command: cc over CSupport/engine and CSupport/agent, rerun when a source or header changes.
+    /// One build command: cc over CSupport/os, CSupport/engine and CSupport/agent, rerun when a source or header changes.
     func createBuildCommands(context: PluginContext, target: Target) throws -> [Command] {
         let root = context.package.directoryURL
+        let os = root.appending(path: "CSupport/os")
         let engine = root.appending(path: "CSupport/engine")
         let agent = root.appending(path: "CSupport/agent")
-        let sources = try files(in: [engine, agent], ending: ".c")
-        let headers = try files(in: [engine, engine.appending(path: "include"), agent], ending: ".h")
+        let sources = try files(in: [os, engine, agent], ending: ".c")
+        let headers = try files(in: [os.appending(path: "include"), engine, engine.appending(path: "include"), agent],
+                                ending: ".h")
         let output = context.pluginWorkDirectoryURL.appending(path: "libhangwatch-agent.so")
         // The Makefile's AGENT_FLAGS but its -I (Integration.AgentBuild holds the two in step).
         let flags = ["-std=gnu11", "-O2", "-g", "-fPIC", "-shared", "-D_GNU_SOURCE", "-fno-omit-frame-pointer",
                      "-funwind-tables", "-fvisibility=hidden", "-flto", "-Wall", "-Wextra",
                      "-Wl,--build-id", "-Wl,-z,nodelete"]
-        let include = "-I" + engine.appending(path: "include").path
+        let includes = ["-I" + os.appending(path: "include").path, "-I" + engine.appending(path: "include").path]
         return [.buildCommand(displayName: "Building the preload agent libhangwatch-agent.so",
                               executable: try compiler(),
-                              arguments: flags + [include, "-o", output.path] + sources.map(\.path) + ["-ldl", "-lpthread"],
+                              arguments: flags + includes + ["-o", output.path] + sources.map(\.path) + ["-ldl", "-lpthread"],
                               inputFiles: sources + headers,
                               outputFiles: [output])]
     }

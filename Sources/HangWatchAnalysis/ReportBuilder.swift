@@ -279,6 +279,13 @@ package struct ReportBuilder {
             case HW_NOTE_SIGPROF_IGNORED.rawValue:
                 text = "the program ignores SIGPROF, and so does the kernel for it: while it does, the SIGPROF sampler "
                     + "cannot sample running threads (the kernel's sampler is not affected)"
+            case HW_NOTE_SECCOMP_STOPPED.rawValue:
+                let ms = note.value / 1_000_000, frac = String(ms % 1000)
+                let seconds = "\(ms / 1000)." + String(repeating: "0", count: 3 - frac.count) + frac
+                text = "a seccomp filter the program installed on every thread (SECCOMP_FILTER_FLAG_TSYNC) binds "
+                    + "hangwatch's watchdog too, noticed at +\(seconds) s: sampling stopped then, since such a filter "
+                    + "may kill for the calls it makes (/proc opens, process_vm_readv, perf_event_open); "
+                    + "later hangs are timed but have no samples"
             case HW_NOTE_SAMPLES_MISSED.rawValue:
                 text = "thread \(note.tid): sampling signals went unanswered (\(note.value) in one hang)"
             case HW_NOTE_SAMPLER.rawValue:

@@ -214,6 +214,36 @@ extension Integration {
             ])
         }
 
+        /// Issue 31: a seccomp filter put on every thread (TSYNC) binds the watchdog too, and
+        /// one that kills for /proc opens, process_vm_readv and perf_event_open killed the
+        /// program at the watchdog's next such call (SIGSYS). The watchdog sees the new filter
+        /// on itself, stops making those calls and says so; the hangs are still timed.
+        /// `hang-first`: a sampled hang before the filter; `mid-hang`: another thread installs
+        /// it while the watchdog samples a hang, which is then sampled up to then at most.
+        @Test(arguments: [[], ["hang-first"], ["mid-hang"]])
+        func aTsyncSeccompFilterNeverKillsTheProgram(args: [String]) throws {
+            let (_, run) = try same("seccomp_tsync", args, expected: [
+                "TSYNC filter: rc 0 0, seccomp mode 2",
+                "hung twice under the filter",
+            ])
+            #expect(run.report.notes.contains { $0.contains("seccomp filter the program installed on every thread") },
+                    "\(run.report.notes)")
+            for name in ["cpu_under_filter", "sleep_under_filter"] {
+                let work = try #require(run.work(name).first)
+                let hang = run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 + run.stolenMs }
+                #expect(hang != nil, "\(name) \(work.durationMs) ms: \(Safety.describe(run.report))")
+                if name == "sleep_under_filter" || args != ["mid-hang"] {
+                    #expect(hang?.sampleCount == 0, "\(name) \(work.durationMs) ms: \(Safety.describe(run.report))")
+                }
+            }
+            if args == ["hang-first"] {
+                let work = try #require(run.work("before_filter").first)
+                let hang = try #require(run.report.hangs.first { abs($0.durationMs - work.durationMs) <= 5 + run.stolenMs },
+                                        "\(Safety.describe(run.report))")
+                #expect(hang.kind == .cpu && hang.sampleCount > 100, "\(Safety.describe(run.report))")
+            }
+        }
+
         /// Issue 31: a pointer the kernel refuses gives EFAULT, never a fault in a wrapper
         /// (nanosleep and clock_nanosleep read the request themselves, and died of SIGSEGV).
         @Test func waitsGivenUnmappedPointersFailWithEFAULT() throws {
