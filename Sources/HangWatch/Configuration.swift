@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 import HangWatchCapture
+import HangWatchLive
 import HangWatchRender
+import HangWatchSession
 #endif
 
 extension HangWatcher {
@@ -30,6 +32,17 @@ extension HangWatcher {
         /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each hang is sent to as a log record
         /// (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
         public var otlpEndpoint: String?
+
+        /// The live outputs as a capture session takes them; throws the message for the user
+        /// when the rotation cannot be read or has no events path.
+        func liveOutputs() throws(CaptureSessionError) -> LiveOutputSettings {
+            var rotation: RotationPolicy?
+            if let rotate = rotateEvents {
+                guard eventsPath != nil else { throw .invalid("rotateEvents needs an events path") }
+                do { rotation = try RotationPolicy.parse(rotate, keep: keepEvents) } catch { throw .invalid("\(error)") }
+            }
+            return LiveOutputSettings(eventsPath: eventsPath, rotation: rotation, otlpEndpoint: otlpEndpoint)
+        }
 
         /// The defaults: the command line's thresholds, no report at exit, the main run loop
         /// observed.

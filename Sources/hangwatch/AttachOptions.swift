@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchLive
 
 /// Parsed `hangwatch attach PID [options]` command line.
 struct AttachOptions {
@@ -7,6 +8,8 @@ struct AttachOptions {
     /// How long to watch; nil: until Ctrl-C or the target exits.
     var durationSeconds: Double? = 30
     var output: String?
+    /// The live outputs, as a session takes them.
+    var live = LiveOutputSettings()
     var format: ReportFormat = .text
     var gates = RunGates()
     var showHelp = false

@@ -1,6 +1,7 @@
 import HangWatch
 import HangWatchAnalysis
 import HangWatchCapture
+import HangWatchLive
 import HangWatchRender
 import Glibc
 
@@ -8,12 +9,8 @@ import Glibc
 struct RunOptions {
     var capture = CaptureConfig()
     var output: String?
-    /// `--events FILE.jsonl`: append each hang there as it happens.
-    var eventsPath: String?
-    /// `--rotate SIZE|INTERVAL` and `--keep N`: rotate the event file.
-    var rotation: RotationPolicy?
-    /// `--otlp-endpoint http://HOST:PORT`: send each hang as an OTLP log record.
-    var otlpEndpoint: String?
+    /// The live outputs (`--events`, `--rotate`, `--keep`, `--otlp-endpoint`).
+    var live = LiveOutputSettings()
     var format: ReportFormat = .text
     var gates = RunGates()
     /// Where PROGRAM is among the parsed words (nil: none given). From there
@@ -36,8 +33,7 @@ struct RunOptions {
             options.capture.heartbeatClock = clock
         }
         var i = 0
-        var rotate: String?
-        var keep: Int?
+        var liveWords = LiveOptions()
         func value(_ flag: String) throws(ParseError) -> String {
             i += 1
             guard i < args.count else { throw .message("option \(flag) needs a value") }
@@ -87,21 +83,6 @@ struct RunOptions {
                 guard inline == nil else { throw .message("--source-lines takes no value") }
                 options.capture.sourceLines = true
             case "-o", "--output": options.output = try next()
-            case "--events":
-                let path = try next()
-                guard !path.isEmpty else { throw .message("--events needs a file path") }
-                options.eventsPath = path
-            case "--rotate": rotate = try next()
-            case "--keep":
-                let text = try next()
-                guard let n = Int(text) else { throw .message("invalid value '\(text)' for --keep (expected a whole number)") }
-                keep = n
-            case "--otlp-endpoint":
-                let url = try next()
-                guard HTTPPost.Endpoint(url, defaultPath: "/v1/logs") != nil else {
-                    throw .message("invalid value '\(url)' for --otlp-endpoint (expected http://HOST:PORT[/PATH]; https is not supported)")
-                }
-                options.otlpEndpoint = url
             case "--format":
                 let name = try next()
                 do { options.format = try OptionValues.reportFormat(name) } catch { throw .message(error.message) }
@@ -116,6 +97,9 @@ struct RunOptions {
                 }
             case "--fail-on-hitch-ratio":
                 options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
+            case let flag where LiveOptions.flags.contains(flag):
+                let text = try next()
+                do { try liveWords.take(flag, value: text) } catch { throw .message(error.message) }
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
                 options.programStart = i
@@ -126,16 +110,7 @@ struct RunOptions {
         }
         if options.showHelp { return options }
         if (options.programStart ?? args.count) >= args.count { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
-        if let rotate {
-            guard options.eventsPath != nil else { throw .message("--rotate rotates the --events file: give --events FILE.jsonl too") }
-            do {
-                options.rotation = try RotationPolicy.parse(rotate, keep: keep ?? RotationPolicy.defaultKeep)
-            } catch {
-                throw .message(error.description)
-            }
-        } else if keep != nil {
-            throw .message("--keep needs --rotate")
-        }
+        do { options.live = try liveWords.settings() } catch { throw .message(error.message) }
         if options.capture.reportMs < options.capture.hangMs {
             throw .message("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
         }
