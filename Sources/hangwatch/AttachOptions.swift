@@ -20,6 +20,7 @@ struct AttachOptions {
         var options = AttachOptions()
         var pids: [String] = []
         var words = ArgumentWords(args)
+        var liveWords = LiveOptions()
         while let word = words.next() {
             switch word {
             case .positional(let text):
@@ -50,6 +51,7 @@ struct AttachOptions {
                     }
                 case "--frame-ms", "--fail-on-hitch-ratio":
                     throw UsageError("\(flag) is not available with attach: frame loops are only measured under 'hangwatch run'")
+                case let live where LiveOptions.flags.contains(live): try liveWords.take(live, value: value())
                 default: throw UsageError("unknown option '\(flag)' (try 'hangwatch attach --help')")
                 }
             }
@@ -60,6 +62,7 @@ struct AttachOptions {
                                           : "one process id at a time (got \(pids.count))")
         }
         options.pid = try pid(text)
+        options.live = try liveWords.settings()
         if options.capture.reportMs < options.capture.hangMs {
             throw UsageError("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
         }

@@ -28,6 +28,17 @@ extension Usage {
       --fail-on-hang[=MS]  exit 4 when a hang lasted MS or more (default: --report-ms)
       -h, --help         show this help
 
+    As hangs happen (as with 'run'):
+      --events FILE      append one JSON line per hang to FILE about 50 ms after it
+                         ends, and one when a running hang reaches --report-ms
+      --rotate SIZE|INTERVAL
+                         with --events: rotate FILE at SIZE (4K and up) or once it
+                         is INTERVAL old (1s and up); see 'hangwatch run --help'
+      --keep N           closed files kept besides FILE (default 5)
+      --otlp-endpoint URL
+                         send each hang as an OpenTelemetry log record (OTLP/HTTP,
+                         protobuf) to URL, e.g. http://127.0.0.1:4318
+
     Exit status: 0; 4 when the hang gate failed; 69 when there is no such
     process; 77 when attaching is not allowed (another user's process, or
     Yama's kernel.yama.ptrace_scope); 2 for a bad command line; 73 when the
