@@ -28,7 +28,7 @@ extension HangWatcher {
         /// rotation.
         public var rotateEvents: String?
         /// Closed event files kept besides the current one (`HANGWATCH_KEEP`), as `--keep`.
-        public var keepEvents = 5
+        public var keepEvents = CaptureOptions.Defaults.keep
         /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each hang is sent to as a log record
         /// (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
         public var otlpEndpoint: String?
@@ -60,33 +60,30 @@ extension HangWatcher {
         /// http:// URL makes `start` throw.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
-            func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
-                guard let raw = getenv(key), let v = Double(String(cString: raw)), range.contains(v) else { return nil }
-                return v
-            }
+            typealias O = CaptureOptions
             func text(_ key: String) -> String? {
                 guard let raw = getenv(key) else { return nil }
                 let s = String(cString: raw)
                 return s.isEmpty ? nil : s
             }
-            if let v = number("HANGWATCH_HANG_MS", 1...3_600_000) { c.capture.hangMs = v }
-            if let v = number("HANGWATCH_REPORT_MS", 1...3_600_000) { c.capture.reportMs = v }
+            if let v = O.hangMs.environmentNumber { c.capture.hangMs = v }
+            if let v = O.reportMs.environmentNumber { c.capture.reportMs = v }
             if c.capture.reportMs < c.capture.hangMs { c.capture.reportMs = c.capture.hangMs }
-            if let v = number("HANGWATCH_SAMPLE_HZ", 1...10_000) { c.capture.sampleHz = v }
-            if let v = number("HANGWATCH_FRAME_MS", 0.1...10_000) { c.capture.frameMs = v }
-            if let v = text("HANGWATCH_THREADS") {
+            if let v = O.sampleHz.environmentNumber { c.capture.sampleHz = v }
+            if let v = O.frameMs.environmentNumber { c.capture.frameMs = v }
+            if let v = O.thread.environmentText {
                 c.capture.threadPatterns = v.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
             }
-            if let v = text("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
-            if let v = text("HANGWATCH_HEARTBEAT_CLOCK"), let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
+            if let v = O.sampler.environmentText, let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
+            if let v = O.heartbeatClock.environmentText, let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
                 c.capture.heartbeatClock = clock
             }
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
-            if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }
-            if let v = text("HANGWATCH_ROTATE") { c.rotateEvents = v }
-            if let v = number("HANGWATCH_KEEP", 1...10_000) { c.keepEvents = Int(v) }
-            if let v = text("HANGWATCH_OTLP_ENDPOINT") { c.otlpEndpoint = v }
+            if let v = O.events.environmentText { c.eventsPath = v }
+            if let v = O.rotate.environmentText { c.rotateEvents = v }
+            if let v = O.keep.environmentNumber { c.keepEvents = Int(v) }
+            if let v = O.otlpEndpoint.environmentText { c.otlpEndpoint = v }
             return c
         }
     }

@@ -27,12 +27,17 @@ extension CaptureConfig {
                       | (heartbeatClock == .vdso ? HW_CONFIG_VDSO_CLOCK : 0))
     }
 
-    /// The attach poller's configuration for `pid`: polled every 1 ms, armed
-    /// 10 ms after a wait begins. `patterns` as for `engineConfig`.
+    /// How often the attach poller reads the watched threads' state.
+    package static let attachPollPeriodNs: UInt64 = 1_000_000
+    /// The most samples a second attach can take: one per poll.
+    package static var attachMaxSampleHz: Double { 1e9 / Double(attachPollPeriodNs) }
+
+    /// The attach poller's configuration for `pid`: polled every
+    /// `attachPollPeriodNs`, armed 10 ms after a wait begins. `patterns` as for `engineConfig`.
     package func attachConfig(pid: Int32, stopBlockedThreads: Bool, patterns: UnsafePointer<CChar>?) -> hwa_config {
         var c = hwa_config()
         c.pid = pid
-        c.poll_period_ns = 1_000_000
+        c.poll_period_ns = Self.attachPollPeriodNs
         c.sample_period_ns = samplePeriodNs
         c.arm_ns = 10_000_000
         c.hang_ns = hangNs

@@ -80,6 +80,11 @@ package final class CaptureSession {
             throw .invalid("the report threshold (\(config.reportMs) ms) is below the hang threshold (\(config.hangMs) ms)")
         }
         if let problem = outputs.problem { throw .invalid(problem) }
+        if case .attach = backend, config.sampleHz > CaptureConfig.attachMaxSampleHz {
+            let most = OptionSpec.clean(CaptureConfig.attachMaxSampleHz)
+            throw .invalid("invalid value '\(OptionSpec.clean(config.sampleHz))' for \(CaptureOptions.sampleHz.flag) with attach "
+                           + "(expected at most \(most): attach samples once per poll of the thread at most)")
+        }
         if case let .attach(pid, _) = backend, let refusal = AttachRefusal.check(pid: pid) { throw .refused(refusal) }
         self.config = config
         self.backend = backend

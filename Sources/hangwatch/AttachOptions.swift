@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchCapture
 import HangWatchLive
 
 /// Parsed `hangwatch attach PID [options]` command line.
@@ -33,9 +34,11 @@ struct AttachOptions {
                 switch flag {
                 case "-h", "--help": options.showHelp = true
                 case "--duration": options.durationSeconds = try duration(value())
-                case "--hang-ms": options.capture.hangMs = try OptionValues.number(value(), for: flag, in: 1...3_600_000)
-                case "--report-ms": options.capture.reportMs = try OptionValues.number(value(), for: flag, in: 1...3_600_000)
-                case "--sample-hz": options.capture.sampleHz = try OptionValues.number(value(), for: flag, in: 1...1000)
+                case CaptureOptions.hangMs.flag: options.capture.hangMs = try OptionValues.number(value(), for: CaptureOptions.hangMs)
+                case CaptureOptions.reportMs.flag:
+                    options.capture.reportMs = try OptionValues.number(value(), for: CaptureOptions.reportMs)
+                case CaptureOptions.sampleHz.flag:
+                    options.capture.sampleHz = try OptionValues.number(value(), for: CaptureOptions.sampleHz)
                 case "--thread":
                     let name = try OptionValues.nonEmpty(value(), for: flag)
                     guard name.utf8.count <= 100 else { throw UsageError("invalid thread name '\(name)' for --thread") }
@@ -45,7 +48,7 @@ struct AttachOptions {
                 case "--format": options.format = try OptionValues.reportFormat(value())
                 case "--fail-on-hang":
                     if let inline {
-                        options.gates.hang = .ms(try OptionValues.number(inline, for: flag, in: 1...3_600_000))
+                        options.gates.hang = .ms(try OptionValues.number(inline, for: CaptureOptions.failOnHang))
                     } else {
                         options.gates.hang = .reportThreshold
                     }

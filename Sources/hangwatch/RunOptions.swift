@@ -25,11 +25,10 @@ struct RunOptions {
     static func parse(_ args: [String]) throws(ParseError) -> RunOptions {
         var options = RunOptions()
         // The sampler's default may come from the environment (the fallback, chosen for a whole test run).
-        if let raw = getenv("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: String(cString: raw)) {
+        if let name = CaptureOptions.sampler.environmentText, let sampler = CaptureConfig.Sampler(rawValue: name) {
             options.capture.sampler = sampler
         }
-        if let raw = getenv("HANGWATCH_HEARTBEAT_CLOCK"),
-           let clock = CaptureConfig.HeartbeatClock(rawValue: String(cString: raw)) {
+        if let name = CaptureOptions.heartbeatClock.environmentText, let clock = CaptureConfig.HeartbeatClock(rawValue: name) {
             options.capture.heartbeatClock = clock
         }
         var i = 0
@@ -39,12 +38,19 @@ struct RunOptions {
             guard i < args.count else { throw .message("option \(flag) needs a value") }
             return args[i]
         }
-        func number(_ flag: String, _ text: String, in range: ClosedRange<Double>) throws(ParseError) -> Double {
-            guard let v = Double(text), v.isFinite, range.contains(v) else {
-                throw .message("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
+        func number(_ option: OptionSpec, _ text: String) throws(ParseError) -> Double {
+            switch option.number(text) {
+            case let .success(v): return v
+            case let .failure(error): throw .message(error.description)
             }
-            return v
         }
+        func choice(_ option: OptionSpec, _ text: String) throws(ParseError) -> String {
+            switch option.choice(text) {
+            case let .success(v): return v
+            case let .failure(error): throw .message(error.description)
+            }
+        }
+        typealias O = CaptureOptions
         while i < args.count {
             var arg = args[i]
             var inline: String?
@@ -59,22 +65,16 @@ struct RunOptions {
                 i = args.count
                 continue
             case "-h", "--help": options.showHelp = true
-            case "--hang-ms": options.capture.hangMs = try number(arg, next(), in: 1...3_600_000)
-            case "--report-ms": options.capture.reportMs = try number(arg, next(), in: 1...3_600_000)
-            case "--sample-hz": options.capture.sampleHz = try number(arg, next(), in: 1...10_000)
-            case "--sampler":
-                let name = try next()
-                guard let sampler = CaptureConfig.Sampler(rawValue: name) else {
-                    throw .message("invalid value '\(name)' for --sampler (expected kernel or signal)")
+            case O.hangMs.flag: options.capture.hangMs = try number(O.hangMs, next())
+            case O.reportMs.flag: options.capture.reportMs = try number(O.reportMs, next())
+            case O.sampleHz.flag: options.capture.sampleHz = try number(O.sampleHz, next())
+            case O.sampler.flag:
+                if let sampler = CaptureConfig.Sampler(rawValue: try choice(O.sampler, next())) { options.capture.sampler = sampler }
+            case O.heartbeatClock.flag:
+                if let clock = CaptureConfig.HeartbeatClock(rawValue: try choice(O.heartbeatClock, next())) {
+                    options.capture.heartbeatClock = clock
                 }
-                options.capture.sampler = sampler
-            case "--heartbeat-clock":
-                let name = try next()
-                guard let clock = CaptureConfig.HeartbeatClock(rawValue: name) else {
-                    throw .message("invalid value '\(name)' for --heartbeat-clock (expected tsc or vdso)")
-                }
-                options.capture.heartbeatClock = clock
-            case "--frame-ms": options.capture.frameMs = try number(arg, next(), in: 0.1...10_000)
+            case O.frameMs.flag: options.capture.frameMs = try number(O.frameMs, next())
             case "--thread":
                 let name = try next()
                 guard !name.isEmpty, name.utf8.count <= 100 else { throw .message("invalid thread name '\(name)' for --thread") }
@@ -89,14 +89,14 @@ struct RunOptions {
             case "--fail-on-hang":
                 // The limit is optional, so it is only ever taken from `=MS`: the next word may be the program.
                 if let inline {
-                    options.gates.hang = .ms(try number(arg, inline, in: 1...3_600_000))
+                    options.gates.hang = .ms(try number(O.failOnHang, inline))
                 } else if i + 1 < args.count, Double(args[i + 1]) != nil {
                     throw .message("write the limit as --fail-on-hang=\(args[i + 1]) (a bare --fail-on-hang uses the report threshold)")
                 } else {
                     options.gates.hang = .reportThreshold
                 }
             case "--fail-on-hitch-ratio":
-                options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
+                options.gates.hitchRatioMsPerS = try number(O.failOnHitchRatio, next())
             case let flag where LiveOptions.flags.contains(flag):
                 let text = try next()
                 do { try liveWords.take(flag, value: text) } catch { throw .message(error.message) }
