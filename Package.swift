@@ -59,7 +59,7 @@ let package = Package(
         // zlib, for gzip-compressed pprof profiles.
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // The Swift side, one target per stage, each depending only on those above it
-        // in this list: model → symbols → capture → analysis → render → library → CLI.
+        // in this list: model → symbols → capture → analysis → render → live → session → library → CLI.
         // SwiftPM refuses cycles between targets, so no stage can reach back up.
 
         // The report model and its JSON file (written and read): what every other stage shares.
@@ -76,8 +76,13 @@ let package = Package(
         .target(name: "HangWatchAnalysis", dependencies: ["HangWatchCapture", "CHangWatchEngine", "CHangWatchAttach"]),
         // The report in every format (text, markdown, HTML, exports) and diffs, with display names.
         .target(name: "HangWatchRender", dependencies: ["HangWatchAnalysis", "CZlib"]),
+        // Hangs as they happen: live hang events, the (rotating) event file, the OTLP exporter.
+        .target(name: "HangWatchLive", dependencies: ["HangWatchRender"]),
+        // One capture whichever way in (preload, in-process, attach): the configuration's one
+        // translation to C, log sizing, the reader's turn, the live sinks, the report.
+        .target(name: "HangWatchSession", dependencies: ["HangWatchLive", "CHangWatchEngine", "CHangWatchAttach"]),
         // The library face: HangWatcher, FrameMonitor, LoopHeartbeat, re-exporting the model.
-        .target(name: "HangWatch", dependencies: ["HangWatchRender", "CHangWatchEngine"]),
+        .target(name: "HangWatch", dependencies: ["HangWatchSession", "CHangWatchEngine"]),
         // The command-line tool: argument parsing and process handling over the stages.
         .executableTarget(name: "hangwatch", dependencies: ["HangWatch", "CHangWatchCLISupport"],
                           plugins: ["AgentBuilder", "RevisionStamp"]),
@@ -121,6 +126,7 @@ let package = Package(
         .testTarget(name: "HangWatchCaptureTests", dependencies: ["HangWatchCapture", "HangWatchSymbols", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchAnalysisTests", dependencies: ["HangWatchAnalysis", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchRenderTests", dependencies: ["HangWatchRender", "HangWatchTestSupport"]),
+        .testTarget(name: "HangWatchLiveTests", dependencies: ["HangWatchLive", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
         // The integration tests launch programs and wait for them: optimising their own
         // code buys nothing at run time, and its whole-module -O pass was 80 s of every

@@ -81,6 +81,12 @@ uint32_t hwa_copy_stack(pid_t pid, const hwa_maps *maps, uint64_t sp, uint8_t *o
 /// by walking a plausible rbp chain in the copied stack; 0 when none is found.
 uint64_t hwa_guess_frame_pointer(const hwa_maps *maps, const uint8_t *stack, uint32_t len, uint64_t stack_addr);
 
+// ---- lock owners (lock_owner.c) ----------------------------------------------
+/// The owner of the futex at `addr` of process `pid` that `waiter` waits on
+/// with `op`, read with process_vm_readv: how it was known (enum
+/// hw_owner_how), the owner in *owner (0: none) and the word as read.
+uint32_t hwa_lock_identify(pid_t pid, uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner, uint32_t *word);
+
 // ---- records (records.c) ----------------------------------------------------
 void hwa_emit_session(hw_log_header *log, pid_t pid, uint64_t now);
 void hwa_emit_thread(hw_log_header *log, pid_t tid, uint32_t role, const char name[16]);
@@ -88,6 +94,14 @@ void hwa_emit_busy(hw_log_header *log, uint32_t type, pid_t tid, uint64_t seq, u
 void hwa_emit_sample(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
                      const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len, uint64_t stack_addr,
                      uint32_t flags);
+/// A sample of the owner of the lock thread `waiter`'s busy period `seq` waits
+/// for (HW_REC_OWNER_SAMPLE: the sample's layout, tid = the owner's).
+void hwa_emit_owner_sample(hw_log_header *log, pid_t owner, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
+                           const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len,
+                           uint64_t stack_addr, uint32_t flags);
+/// The lock `waiter` waits on in its busy period `seq`, and its owner (0: none known).
+void hwa_emit_lock_owner(hw_log_header *log, pid_t waiter, uint64_t seq, uint64_t now, uint64_t addr, uint32_t op,
+                         uint32_t how, pid_t owner, uint32_t word, const char owner_name[16]);
 void hwa_emit_repeat(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now);
 void hwa_emit_exit(hw_log_header *log, uint64_t now);
 

@@ -35,6 +35,8 @@
 #define HWA_IDLE_POLL_NS (4 * 1000000ull)
 /// Gaps between two polls above which schedstat dates a transition (see tick_thread).
 #define HWA_SCHEDSTAT_GAP_NS (5 * 1000000ull)
+/// How often the futex word of an unchanged lock wait is read again (the owner may change).
+#define HWA_LOCK_RECHECK_NS (10 * 1000000ull)
 
 /// A wait site; `arg0` (the poll array, the futex word) tells a restart of its call from another call at the same place.
 typedef struct hwa_site { long nr; uint64_t pc, sp, arg0; uint32_t episodes; } hwa_site;
@@ -62,6 +64,15 @@ typedef struct hwa_thread {
     uint64_t last_sp, last_pc;
     hwa_site not_poll;     // the last restart whose wait channel said it was no poll (nr 0: none)
     bool counted;          // its sampling is counted in the log's sessions: the reader stays awake
+    // The lock its busy period waits on, while it is sampled blocked in futex (lock_owner.c).
+    bool lock_active;
+    uint64_t lock_addr, lock_checked;
+    uint32_t lock_how;
+    pid_t lock_owner;      // 0: none known
+    int owner_fd;          // the owner's /proc syscall file
+    bool owner_last;       // dedup of a blocked owner's samples
+    long owner_nr;
+    uint64_t owner_sp, owner_pc;
 } hwa_thread;
 
 struct hwa_session {
@@ -232,9 +243,147 @@ static void record_stop(hwa_session *s, uint64_t ns) {
 }
 
 static void thread_execd(hwa_session *s, hwa_thread *t);
+static hwa_thread *find_thread(hwa_session *s, pid_t tid);
+
+/// Stops `tid` once for a sample, under the rules of every stop: none while
+/// another is pending or after ptrace was refused for good. `t` is its entry
+/// (NULL when it has none). True when sampled: registers in `r`, the stack in
+/// s->stack (`len` bytes from `addr`, `flags`).
+static bool stop_sample(hwa_session *s, hwa_thread *t, pid_t tid, uint64_t obs, hwa_stop_result *r, uint32_t *len,
+                        uint64_t *addr, uint32_t *flags) {
+    pid_t pid = s->cfg.pid;
+    if (s->stops_refused || s->held) return false;
+    *r = hwa_stop_sample(pid, tid, &s->maps, s->stack, len, addr, flags, obs);
+    if (r->status == -EINPROGRESS) {
+        if (t) t->stop_pending = true;
+        s->held = r->held_tid;
+        s->held_owner = tid;
+        s->held_since = obs;
+    }
+    if (r->exec_seen) {
+        if (t && t->watched) thread_execd(s, t);
+        else { s->stats.exec_stops++; s->thread_gone = true; refresh_maps(s, hwa_now_ns(), true); }
+    }
+    if (r->left_eintr) s->stats.eintr_left++;
+    if (r->status == -EPERM) {
+        // Refused for good only when nobody else traces the thread and it
+        // repeats: a debugger or strace holding one thread for a moment is not a refusal.
+        if (hwa_tracer_of(pid, tid) == 0 && ++s->eperm_streak >= 3) {
+            s->stats.ptrace_errno = EPERM;
+            s->stops_refused = true;
+        }
+    } else {
+        s->eperm_streak = 0;
+    }
+    if (r->status != 0) {
+        s->stats.stop_failures++;
+        return false;
+    }
+    record_stop(s, r->stop_ns);
+    if (r->restarted) s->stats.eintr_restarts++;
+    return true;
+}
+
+/// Copies the stack of a thread /proc shows blocked as `p`, from outside,
+/// without stopping it: registers with sp, pc and a guessed frame pointer.
+static uint32_t copy_blocked_stack(hwa_session *s, const hwa_probe *p, uint64_t now, uint64_t regs[HW_REG_COUNT],
+                                   uint32_t *flags) {
+    hwa_range stack;
+    if (!hwa_mapping_of(&s->maps, p->sp, &stack)) refresh_maps(s, now, false);
+    uint32_t len = hwa_copy_stack(s->cfg.pid, &s->maps, p->sp, s->stack, flags);
+    regs[HW_REG_RSP] = p->sp;
+    regs[HW_REG_RIP] = p->pc;
+    regs[HW_REG_RBP] = hwa_guess_frame_pointer(&s->maps, s->stack, len, p->sp);
+    return len;
+}
+
+static void lock_forget(hwa_thread *t) {
+    if (t->owner_fd >= 0) close(t->owner_fd);
+    t->owner_fd = -1;
+    t->lock_active = false;
+    t->lock_owner = 0;
+    t->owner_last = false;
+}
+
+/// One sample of the owner of the lock `t` waits on, as the waiter would be
+/// sampled: blocked, read from /proc (a repeat of an unchanged stack is
+/// marked so); running, one ptrace stop, never longer than a sample's.
+static void sample_owner(hwa_session *s, hwa_thread *t, uint64_t obs) {
+    hwa_probe p = hwa_probe_fd(t->owner_fd);
+    uint64_t now = hwa_now_ns();
+    uint64_t regs[HW_REG_COUNT] = {0};
+    uint32_t flags = 0, len = 0;
+    switch (p.activity) {
+    case HWA_GONE:
+        lock_forget(t); // it exited: the next sample reads the word again
+        return;
+    case HWA_BLOCKED: {
+        int32_t call = HW_CALL_SYSCALL_BASE + (int32_t)p.nr;
+        if (t->owner_last && t->owner_nr == p.nr && t->owner_sp == p.sp && t->owner_pc == p.pc) {
+            regs[HW_REG_RSP] = p.sp;
+            regs[HW_REG_RIP] = p.pc;
+            hwa_emit_owner_sample(s->log, t->lock_owner, t->seq, now, HW_SRC_BLOCKED_SYSCALL, call, regs, NULL, 0, 0,
+                                  HW_SAMPLE_SAME_AS_PREVIOUS);
+            s->stats.repeat_samples++;
+            return;
+        }
+        len = copy_blocked_stack(s, &p, now, regs, &flags);
+        hwa_emit_owner_sample(s->log, t->lock_owner, t->seq, now, HW_SRC_BLOCKED_SYSCALL, call, regs, s->stack, len,
+                              p.sp, flags);
+        s->stats.proc_samples++;
+        t->owner_last = true;
+        t->owner_nr = p.nr;
+        t->owner_sp = p.sp;
+        t->owner_pc = p.pc;
+        return;
+    }
+    case HWA_RUNNING: {
+        t->owner_last = false;
+        hwa_stop_result r;
+        uint64_t addr = 0;
+        pid_t owner = t->lock_owner;
+        if (!stop_sample(s, find_thread(s, owner), owner, obs, &r, &len, &addr, &flags)) return;
+        bool in_call = r.syscall_nr >= 0;
+        hwa_emit_owner_sample(s->log, owner, t->seq, hwa_now_ns(), in_call ? HW_SRC_BLOCKED_SYSCALL : HW_SRC_SIGNAL,
+                              in_call ? HW_CALL_SYSCALL_BASE + (int32_t)r.syscall_nr : 0, r.regs, s->stack, len, addr,
+                              flags);
+        return;
+    }
+    default:
+        return; // when in doubt, no stop and no guess
+    }
+}
+
+/// `t`, sampled blocked in futex as `p` says: names the lock's owner (a
+/// LOCK_OWNER record when the lock or its owner changes; the word is read
+/// again every HWA_LOCK_RECHECK_NS) and samples it.
+static void lock_tick(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t obs) {
+    uint64_t addr = p->args[0];
+    uint32_t op = (uint32_t)p->args[1];
+    if (!t->lock_active || addr != t->lock_addr || obs - t->lock_checked >= HWA_LOCK_RECHECK_NS) {
+        pid_t owner = 0;
+        uint32_t word = 0;
+        uint32_t how = hwa_lock_identify(s->cfg.pid, addr, op, t->tid, &owner, &word);
+        bool changed = !t->lock_active || addr != t->lock_addr || owner != t->lock_owner || how != t->lock_how;
+        if (changed) {
+            lock_forget(t);
+            char name[16] = {0};
+            if (owner) {
+                t->owner_fd = hwa_open_task_file(s->cfg.pid, owner, "syscall");
+                hwa_task_name(s->cfg.pid, owner, name);
+            }
+            t->lock_owner = t->owner_fd >= 0 ? owner : 0;
+            hwa_emit_lock_owner(s->log, t->tid, t->seq, obs, addr, op, how, t->lock_owner, word, name);
+        }
+        t->lock_active = true;
+        t->lock_addr = addr;
+        t->lock_how = how;
+        t->lock_checked = obs;
+    }
+    if (t->lock_owner) sample_owner(s, t, obs);
+}
 
 static void sample(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t obs) {
-    pid_t pid = s->cfg.pid;
     uint64_t regs[HW_REG_COUNT] = {0};
     uint32_t flags = 0, len = 0;
     uint64_t addr = 0;
@@ -242,32 +391,9 @@ static void sample(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t o
                 || (p->activity == HWA_BLOCKED && (s->cfg.flags & HWA_FLAG_STOP_BLOCKED) && hwa_stop_safe_while_blocked(p));
     if (stop) {
         t->last_blocked = false;
-        if (s->stops_refused || s->held) return;
-        hwa_stop_result r = hwa_stop_sample(pid, t->tid, &s->maps, s->stack, &len, &addr, &flags, obs);
-        if (r.status == -EINPROGRESS) {
-            t->stop_pending = true;
-            s->held = r.held_tid;
-            s->held_owner = t->tid;
-            s->held_since = obs;
-        }
-        if (r.exec_seen) thread_execd(s, t);
-        if (r.left_eintr) s->stats.eintr_left++;
-        if (r.status == -EPERM) {
-            // Refused for good only when nobody else traces the thread and it
-            // repeats: a debugger or strace holding one thread for a moment is not a refusal.
-            if (hwa_tracer_of(pid, t->tid) == 0 && ++s->eperm_streak >= 3) {
-                s->stats.ptrace_errno = EPERM;
-                s->stops_refused = true;
-            }
-        } else {
-            s->eperm_streak = 0;
-        }
-        if (r.status != 0) {
-            s->stats.stop_failures++;
-            return;
-        }
-        record_stop(s, r.stop_ns);
-        if (r.restarted) s->stats.eintr_restarts++;
+        lock_forget(t);
+        hwa_stop_result r;
+        if (!stop_sample(s, t, t->tid, obs, &r, &len, &addr, &flags)) return;
         // A thread caught inside a syscall was blocked, whatever /proc said a moment before.
         bool in_call = r.syscall_nr >= 0;
         hwa_emit_sample(s->log, t->tid, t->seq, hwa_now_ns(), in_call ? HW_SRC_BLOCKED_SYSCALL : HW_SRC_SIGNAL,
@@ -279,21 +405,19 @@ static void sample(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t o
     if (t->last_blocked && t->last_nr == p->nr && t->last_sp == p->sp && t->last_pc == p->pc) {
         s->stats.repeat_samples++;
         hwa_emit_repeat(s->log, t->tid, t->seq, now);
-        return;
+    } else {
+        len = copy_blocked_stack(s, p, now, regs, &flags);
+        hwa_emit_sample(s->log, t->tid, t->seq, now, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int32_t)p->nr,
+                        regs, s->stack, len, p->sp, flags);
+        s->stats.proc_samples++;
+        t->last_blocked = true;
+        t->last_nr = p->nr;
+        t->last_sp = p->sp;
+        t->last_pc = p->pc;
     }
-    hwa_range stack;
-    if (!hwa_mapping_of(&s->maps, p->sp, &stack)) refresh_maps(s, now, false);
-    len = hwa_copy_stack(pid, &s->maps, p->sp, s->stack, &flags);
-    regs[HW_REG_RSP] = p->sp;
-    regs[HW_REG_RIP] = p->pc;
-    regs[HW_REG_RBP] = hwa_guess_frame_pointer(&s->maps, s->stack, len, p->sp);
-    hwa_emit_sample(s->log, t->tid, t->seq, now, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int32_t)p->nr,
-                    regs, s->stack, len, p->sp, flags);
-    s->stats.proc_samples++;
-    t->last_blocked = true;
-    t->last_nr = p->nr;
-    t->last_sp = p->sp;
-    t->last_pc = p->pc;
+    // After the waiter's own sample: its lock's owner, which the LOCK_OWNER record names first.
+    if (p->nr == SYS_futex) lock_tick(s, t, p, obs);
+    else lock_forget(t);
 }
 
 static void end_busy(hwa_session *s, hwa_thread *t, uint64_t end, uint32_t flags) {
@@ -302,6 +426,7 @@ static void end_busy(hwa_session *s, hwa_thread *t, uint64_t end, uint32_t flags
     if (t->busy) t->last_end = end;
     t->busy = false;
     t->last_blocked = false;
+    lock_forget(t);
     if (t->counted) hw_log_sampling_ends(s->log); // after the period's last record
     t->counted = false;
 }
@@ -479,6 +604,7 @@ static void forget_gone(hwa_session *s, const pid_t *tids, int n) {
         if (!listed && !t->stop_pending && !(t->watched && t->fd >= 0)) {
             if (t->fd >= 0) close(t->fd);
             if (t->sched_fd >= 0) close(t->sched_fd);
+            if (t->owner_fd >= 0) close(t->owner_fd);
             continue;
         }
         if (kept != i) s->threads[kept] = *t;
@@ -519,6 +645,7 @@ static void scan(hwa_session *s, uint64_t now) {
             t->tid = tids[i];
             t->fd = -1;
             t->sched_fd = -1;
+            t->owner_fd = -1;
             t->learned = -1;
         }
         if (t->watched || t->dropped) continue;
@@ -690,6 +817,7 @@ void hwa_stop(hwa_session *s, hwa_stats *out) {
     }
     for (size_t i = 0; i < s->count; i++) {
         if (s->threads[i].fd >= 0) close(s->threads[i].fd);
+        if (s->threads[i].owner_fd >= 0) close(s->threads[i].owner_fd);
         if (s->threads[i].sched_fd >= 0) close(s->threads[i].sched_fd);
     }
     free(s->threads);

@@ -43,9 +43,10 @@ void hwa_emit_busy(hw_log_header *log, uint32_t type, pid_t tid, uint64_t seq, u
     hw_log_commit(&rec->h, type);
 }
 
-void hwa_emit_sample(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
-                     const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len, uint64_t stack_addr,
-                     uint32_t flags) {
+static void emit_sample(hw_log_header *log, uint32_t kind, pid_t tid, uint64_t seq, uint64_t now, uint32_t source,
+                        int32_t call, const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len,
+                        uint64_t stack_addr, uint32_t flags) {
+    // Reserved as a sample whatever its kind: an owner's samples leave the headroom to control records too.
     hw_rec_sample *rec = (hw_rec_sample *)hw_log_reserve_kind(log, (uint32_t)(sizeof *rec + stack_len), HW_REC_SAMPLE);
     if (!rec) return;
     rec->tid = tid;
@@ -59,7 +60,37 @@ void hwa_emit_sample(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now, 
     rec->stack_addr = stack_addr;
     memcpy(rec->regs, regs, sizeof rec->regs);
     if (stack_len) memcpy(rec->stack, stack, stack_len);
-    hw_log_commit(&rec->h, HW_REC_SAMPLE);
+    hw_log_commit(&rec->h, kind);
+}
+
+void hwa_emit_sample(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
+                     const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len, uint64_t stack_addr,
+                     uint32_t flags) {
+    emit_sample(log, HW_REC_SAMPLE, tid, seq, now, source, call, regs, stack, stack_len, stack_addr, flags);
+}
+
+void hwa_emit_owner_sample(hw_log_header *log, pid_t owner, uint64_t seq, uint64_t now, uint32_t source, int32_t call,
+                           const uint64_t regs[HW_REG_COUNT], const uint8_t *stack, uint32_t stack_len,
+                           uint64_t stack_addr, uint32_t flags) {
+    emit_sample(log, HW_REC_OWNER_SAMPLE, owner, seq, now, source, call, regs, stack, stack_len, stack_addr, flags);
+}
+
+void hwa_emit_lock_owner(hw_log_header *log, pid_t waiter, uint64_t seq, uint64_t now, uint64_t addr, uint32_t op,
+                         uint32_t how, pid_t owner, uint32_t word, const char owner_name[16]) {
+    hw_rec_lock_owner *rec = (hw_rec_lock_owner *)hw_log_reserve(log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = waiter;
+    rec->os_tid = waiter;
+    rec->busy_seq = seq;
+    rec->time_ns = now;
+    rec->futex_addr = addr;
+    rec->futex_op = op;
+    rec->how = how;
+    rec->owner_tid = owner;
+    rec->word = word;
+    memcpy(rec->owner_name, owner_name, sizeof rec->owner_name);
+    rec->owner_name[15] = 0;
+    hw_log_commit(&rec->h, HW_REC_LOCK_OWNER);
 }
 
 void hwa_emit_repeat(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now) {

@@ -3,10 +3,12 @@
  * known way, for hangwatch's hang-kind tests (blocked vs running, lock owner).
  *
  *   cc -O2 -g -o blocking_calls blocking_calls.c -lpthread
- *   blocking_calls MODE [--measure FILE] [--verbose]
+ *   blocking_calls MODE [--measure FILE] [--pid-file FILE] [--event-at MS] [--verbose]
  *
  * The main thread waits in epoll_wait on a 50 ms timerfd; at t=100 ms it runs
- * on_event(MODE), then idles until t=700 ms and exits 0. Modes:
+ * on_event(MODE), then idles until t=700 ms and exits 0 (--event-at MS: the
+ * event at t=MS, the exit 600 ms later, so `hangwatch attach` can come first;
+ * --pid-file FILE: the process id, written at start). Modes:
  *   join   pthread_join of a worker ("joined-worker") that computes 300 ms in
  *          joined_worker_compute();
  *   pipe   a blocking read() of a pipe a child process fills after 280 ms;
@@ -198,9 +200,14 @@ int main(int argc, char **argv)
 {
     t_start = now_ns();
     const char *mode = argc > 1 ? argv[1] : "";
+    uint64_t event_at = 100 * MS;
     for (int i = 2; i < argc; i++) {
         if (strcmp(argv[i], "--measure") == 0 && i + 1 < argc)
             measure_fd = open(argv[++i], O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        else if (strcmp(argv[i], "--event-at") == 0 && i + 1 < argc)
+            event_at = (uint64_t)atol(argv[++i]) * MS;
+        else if (strcmp(argv[i], "--pid-file") == 0 && i + 1 < argc)
+            write_pid_file(argv[++i]);
         else if (strcmp(argv[i], "--verbose") == 0)
             verbose = 1;
     }
@@ -211,14 +218,14 @@ int main(int argc, char **argv)
     struct epoll_event ev = { .events = EPOLLIN, .data.fd = tfd };
     epoll_ctl(ep, EPOLL_CTL_ADD, tfd, &ev);
     int done = 0;
-    while (now_ns() - t_start < 700 * MS) {
+    while (now_ns() - t_start < event_at + 600 * MS) {
         struct epoll_event got;
         int n = epoll_wait(ep, &got, 1, 100);
         if (n == 1) {
             uint64_t ticks;
             (void)!read(tfd, &ticks, sizeof ticks);
         }
-        if (!done && now_ns() - t_start >= 100 * MS) {
+        if (!done && now_ns() - t_start >= event_at) {
             done = 1;
             uint64_t start = now_ns(), cpu0 = thread_cpu_ns();
             long result = on_event(mode);

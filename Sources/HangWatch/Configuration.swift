@@ -1,7 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 import HangWatchCapture
+import HangWatchLive
 import HangWatchRender
+import HangWatchSession
 #endif
 
 extension HangWatcher {
@@ -18,7 +20,8 @@ extension HangWatcher {
         public var observeMainRunLoop = true
         /// Watch Swift Concurrency's cooperative pool: a job that runs `hangMs` or
         /// more without returning to the executor, and a pool whose every thread
-        /// is taken, are hangs (`HANGWATCH_POOL=0` switches it off).
+        /// is taken, are hangs (`HANGWATCH_POOL=0` switches it off; the library's own
+        /// variable, with no command-line flag: `hangwatch run` always watches it).
         public var watchPool = true
         /// A JSON-lines file each hang is appended to as it happens
         /// (`HANGWATCH_EVENTS`); nil: no stream. The format of `hangwatch run --events`.
@@ -30,10 +33,21 @@ extension HangWatcher {
         /// rotation.
         public var rotateEvents: String?
         /// Closed event files kept besides the current one (`HANGWATCH_KEEP`), as `--keep`.
-        public var keepEvents = 5
+        public var keepEvents = CaptureOptions.Defaults.keep
         /// An OTLP/HTTP endpoint (`http://HOST:PORT`) each hang is sent to as a log record
         /// (`HANGWATCH_OTLP_ENDPOINT`); nil: none. As `hangwatch run --otlp-endpoint`.
         public var otlpEndpoint: String?
+
+        /// The live outputs as a capture session takes them; throws the message for the user
+        /// when the rotation cannot be read or has no events path.
+        func liveOutputs() throws(CaptureSessionError) -> LiveOutputSettings {
+            var rotation: RotationPolicy?
+            if let rotate = rotateEvents {
+                guard eventsPath != nil else { throw .invalid("rotateEvents needs an events path") }
+                do { rotation = try RotationPolicy.parse(rotate, keep: keepEvents) } catch { throw .invalid("\(error)") }
+            }
+            return LiveOutputSettings(eventsPath: eventsPath, rotation: rotation, otlpEndpoint: otlpEndpoint)
+        }
 
         /// The defaults: the command line's thresholds, no report at exit, the main run loop
         /// observed.
@@ -52,33 +66,30 @@ extension HangWatcher {
         /// http:// URL makes `start` throw.
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
-            func number(_ key: String, _ range: ClosedRange<Double>) -> Double? {
-                guard let raw = getenv(key), let v = Double(String(cString: raw)), range.contains(v) else { return nil }
-                return v
-            }
+            typealias O = CaptureOptions
             func text(_ key: String) -> String? {
                 guard let raw = getenv(key) else { return nil }
                 let s = String(cString: raw)
                 return s.isEmpty ? nil : s
             }
-            if let v = number("HANGWATCH_HANG_MS", 1...3_600_000) { c.capture.hangMs = v }
-            if let v = number("HANGWATCH_REPORT_MS", 1...3_600_000) { c.capture.reportMs = v }
+            if let v = O.hangMs.environmentNumber { c.capture.hangMs = v }
+            if let v = O.reportMs.environmentNumber { c.capture.reportMs = v }
             if c.capture.reportMs < c.capture.hangMs { c.capture.reportMs = c.capture.hangMs }
-            if let v = number("HANGWATCH_SAMPLE_HZ", 1...10_000) { c.capture.sampleHz = v }
-            if let v = number("HANGWATCH_FRAME_MS", 0.1...10_000) { c.capture.frameMs = v }
-            if let v = text("HANGWATCH_THREADS") {
+            if let v = O.sampleHz.environmentNumber { c.capture.sampleHz = v }
+            if let v = O.frameMs.environmentNumber { c.capture.frameMs = v }
+            if let v = O.thread.environmentText {
                 c.capture.threadPatterns = v.split(separator: ",").map { String($0) }.filter { !$0.isEmpty }
             }
-            if let v = text("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
-            if let v = text("HANGWATCH_HEARTBEAT_CLOCK"), let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
+            if let v = O.sampler.environmentText, let sampler = CaptureConfig.Sampler(rawValue: v) { c.capture.sampler = sampler }
+            if let v = O.heartbeatClock.environmentText, let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
                 c.capture.heartbeatClock = clock
             }
             if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
             if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
-            if let v = text("HANGWATCH_EVENTS") { c.eventsPath = v }
-            if let v = text("HANGWATCH_ROTATE") { c.rotateEvents = v }
-            if let v = number("HANGWATCH_KEEP", 1...10_000) { c.keepEvents = Int(v) }
-            if let v = text("HANGWATCH_OTLP_ENDPOINT") { c.otlpEndpoint = v }
+            if let v = O.events.environmentText { c.eventsPath = v }
+            if let v = O.rotate.environmentText { c.rotateEvents = v }
+            if let v = O.keep.environmentNumber { c.keepEvents = Int(v) }
+            if let v = O.otlpEndpoint.environmentText { c.otlpEndpoint = v }
             if let v = text("HANGWATCH_POOL") { c.watchPool = !["0", "off", "false", "no"].contains(v.lowercased()) }
             return c
         }

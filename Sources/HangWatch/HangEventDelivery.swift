@@ -1,4 +1,5 @@
 import HangWatchAnalysis
+import HangWatchLive
 
 /// Calls the `onHang` callback off the hung thread and off the reader: on a
 /// thread of its own ("hangwatch-on-hang"), one hang at a time, in the order

@@ -3,7 +3,9 @@ import Foundation
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
+import HangWatchLive
 import HangWatchRender
+import HangWatchSession
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -23,7 +25,8 @@ public final class HangWatcher: Sendable {
     /// The configuration the watcher was started with.
     public let configuration: Configuration
     let log: LogBox
-    private let state: Mutex<ReaderState>
+    /// The capture, shared by the reader thread and report callers.
+    private let state: Mutex<CaptureSession>
     private let startNs: UInt64
     /// The process that started the watcher (a forked child has another pid).
     let ownerPid = getpid()
@@ -70,54 +73,26 @@ public final class HangWatcher: Sendable {
         self.configuration = configuration
         startNs = ProcessClock.processStartNs()
         // Everything that can fail is checked before any thread is started.
-        if let url = configuration.otlpEndpoint, HTTPPost.Endpoint(url, defaultPath: "/v1/logs") == nil {
-            throw .engine("the OTLP endpoint '\(url)' is not an http://HOST:PORT URL")
-        }
-        var rotation: RotationPolicy?
-        if let rotate = configuration.rotateEvents {
-            guard configuration.eventsPath != nil else { throw .engine("rotateEvents needs an events path") }
-            do { rotation = try RotationPolicy.parse(rotate, keep: configuration.keepEvents) } catch { throw .engine("\(error)") }
-        }
-        let eventFile: RotatingEventLog?
+        let session: CaptureSession
         do {
-            eventFile = try configuration.eventsPath.map { path throws(EventFileError) in
-                try RotatingEventLog(path: path, rotation: rotation, nowNs: ProcessClock.monotonicNs())
-            }
+            session = try CaptureSession(config: configuration.capture, outputs: configuration.liveOutputs(),
+                                         backend: .inProcess, wantsEvents: onHang != nil)
+            // Loops the program does not mark (threads the list names) and the
+            // cooperative pool get the preload agent's wrappers.
+            var interposing: UInt32 = 0
+            if !configuration.capture.threadPatterns.isEmpty { interposing |= HW_INPROCESS_WAITS }
+            if configuration.watchPool { interposing |= HW_INPROCESS_POOL }
+            try session.startEngine(interposing: interposing)
         } catch {
-            throw .engine("\(error)")
+            throw .engine(error.description)
         }
         delivery = onHang.map(HangEventDelivery.init)
-        exporter = configuration.otlpEndpoint.flatMap(OTLPExporter.init(url:))
-        let wantsEvents = eventFile != nil || onHang != nil || exporter != nil
-        state = Mutex(ReaderState(frameDeadlineMs: configuration.capture.frameMs,
-                                  events: wantsEvents ? (configuration.capture, Self.processRecord(startNs: startNs), startNs) : nil,
-                                  eventFile: eventFile))
-        let anonymous: SampleLog
-        do { anonymous = try SampleLog(anonymousCapacity: 32 << 20) } catch { throw .engine("\(error)") }
-        log = LogBox(anonymous)
-        anonymous.configure(configuration.capture)
-        let patterns = configuration.capture.threadPatterns.joined(separator: "\n")
-        let rc = patterns.withCString { p -> Int32 in
-            var engineConfig = hw_config(
-                hang_ns: UInt64(configuration.capture.hangMs * 1e6),
-                sample_period_ns: UInt64(1e9 / configuration.capture.sampleHz),
-                arm_ns: 0, frame_ns: UInt64((configuration.capture.frameMs ?? 0) * 1e6),
-                thread_patterns: configuration.capture.threadPatterns.isEmpty ? nil : p,
-                flags: (configuration.capture.sampler == .signal ? HW_CONFIG_SIGNAL_SAMPLES : 0)
-                    | (configuration.capture.heartbeatClock == .vdso ? HW_CONFIG_VDSO_CLOCK : 0))
-            return hw_engine_start(anonymous.header, &engineConfig)
-        }
-        guard rc == 0 else { throw .engine(String(cString: strerror(errno))) }
-        // Loops the program does not mark (threads the list names) and the
-        // cooperative pool get the preload agent's wrappers, in front of the
-        // loaded images' imports (docs/DESIGN.md, "The library").
-        var interposed: UInt32 = 0
-        if !configuration.capture.threadPatterns.isEmpty { interposed |= HW_INPROCESS_WAITS }
-        if configuration.watchPool { interposed |= HW_INPROCESS_POOL }
-        if interposed != 0 { _ = hw_inprocess_interpose(interposed) }
+        exporter = session.sinks.exporter
         // dlopen'ed images are learned from /proc/self/maps by the reader thread.
-        let box = log
-        state.withLock { $0.collector.watchModules(ofProcess: getpid(), log: box.sampleLog) }
+        session.watch(Self.processRecord(startNs: startNs), startNs: startNs)
+        log = LogBox(session.log)
+        let wantsEvents = session.makesEvents
+        state = Mutex(session)
         if configuration.observeMainRunLoop { MainRunLoopHeartbeat.install() }
         startReader()
         if configuration.reportPath != nil || wantsEvents { ExitReport.install() }
@@ -142,48 +117,24 @@ public final class HangWatcher: Sendable {
     /// Returns false, at once, when it may not.
     @inline(never)
     private func parked() -> Bool {
-        let (pending, rotationNs, epoch) = state.withLock { s in
-            (s.live?.hasUntoldHangs ?? false, s.eventFile?.rotation?.intervalNs, s.readerEpoch)
-        }
-        if pending { return false }
-        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: SampleLog.parkLimitNs(rotationIntervalNs: rotationNs))
+        let (mayPark, limitNs, epoch) = state.withLock { s in (s.mayPark, s.parkLimitNs, s.readerEpoch) }
+        if !mayPark { return false }
+        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: limitNs)
     }
 
-    /// Reads everything the engine logged so far (any thread may call it).
-    func drain() {
-        state.withLock { s in
-            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
-        }
-    }
-
-    /// Drains, then makes the hang events due now and appends them to the
-    /// event file (under the state lock, so events leave in order).
+    /// Drains, then makes the hang events due now and tells the event file and
+    /// the exporter (under the state lock, so events leave in order).
     /// Not inlined into the reader's endless loop: there, the release
     /// optimizer's loop-invariant code motion never finished on its body.
-    @inline(never)
     /// With `final` (at exit), every hang not told yet is told now.
+    @inline(never)
     private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
-        state.withLock { s in
-            log.sampleLog.drain(writerGone: false) { s.collector.consume($0) }
-            // Kept apart from the log's own: a drain by report() on another thread
-            // hands records to the collector that no events() call has seen yet.
-            s.readerEpoch = log.sampleLog.epochAtLastDrain
-            // After the exit's final pass nothing more is told: the stream's last
-            // line stays its summary while the callback and exporter finish.
-            guard let live = s.live, !s.eventsFinished else { return [] }
-            if final { s.eventsFinished = true }
-            let now = ProcessClock.monotonicNs()
-            let events = final ? live.finalEvents(from: s.collector, endNs: now)
-                               : live.events(from: s.collector, nowNs: now)
-            s.eventFile?.append(events, live: live, collector: s.collector, nowNs: now, final: final)
-            if final { s.eventFile?.close(live: live, collector: s.collector, nowNs: now) }
-            return events
-        }
+        state.withLock { s in final ? s.tellFinal(writerGone: false) : s.drainAndTell() }
     }
 
+    /// Hands the hangs that ended to the `onHang` callback.
     @inline(never)
     private func deliver(_ events: [HangEvent]) {
-        exporter?.export(events)
         guard let delivery else { return }
         let ended = events.filter { $0.phase == .ended }
         if !ended.isEmpty { delivery.deliver(ended) }
@@ -217,8 +168,10 @@ public final class HangWatcher: Sendable {
     /// for as long as that loop stays idle. The calling thread's own loop is complete.
     public func report() -> Report {
         hw_flush_own_frames() // the calling thread's loop, if it is one: its frames so far
-        drain()
-        let run = state.withLock { $0.collector.snapshot() }
+        let (run, sinkNotes) = state.withLock { s in
+            s.drain()
+            return (s.collector.snapshot(), s.sinks.notes)
+        }
         let now = ProcessClock.monotonicNs()
         var facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
                                  arguments: Array(CommandLine.arguments.dropFirst()),
@@ -231,9 +184,8 @@ public final class HangWatcher: Sendable {
         if let dropped = delivery?.dropped, dropped > 0 {
             notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
         }
-        if let exporter, let url = configuration.otlpEndpoint, let note = exporter.note(endpoint: url) { notes.append(note) }
-        if let note = state.withLock({ $0.eventFile?.reportNote }) { notes.append(note) }
-        var report = ReportBuilder(config: configuration.capture).build(run: run, process: facts, extraNotes: notes)
+        var report = CaptureSession.report(config: configuration.capture, run: run, process: facts,
+                                           notes: notes + sinkNotes, sourceLines: nil)
         let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
         if !monitored.isEmpty {
             report.frameLoops += monitored
@@ -261,24 +213,4 @@ public final class HangWatcher: Sendable {
 final class LogBox: @unchecked Sendable {
     let sampleLog: SampleLog
     init(_ log: SampleLog) { sampleLog = log }
-}
-
-struct ReaderState: ~Copyable {
-    var collector: CaptureCollector
-    /// Hang events, when a stream, a callback or an exporter wants them.
-    var live: LiveHangs?
-    var eventFile: RotatingEventLog?
-    /// Set by the exit's final pass (`finishEvents`).
-    var eventsFinished = false
-    /// The engine's sampling epoch as the reader thread's last drain began
-    /// (`HangWatcher.parked()`).
-    var readerEpoch: UInt32 = 0
-    /// `events`: what live hang events need (thresholds, this process, its
-    /// start on the monotonic clock), or nil when nothing wants them.
-    init(frameDeadlineMs: Double?, events: (CaptureConfig, ProcessInfoRecord, UInt64)?, eventFile: RotatingEventLog?) {
-        collector = CaptureCollector(frameDeadlineMs: frameDeadlineMs)
-        live = events.map { LiveHangs(config: $0.0, process: $0.1, processStartNs: $0.2, collector: collector) }
-        live?.remembersClosed = eventFile?.rotation != nil
-        self.eventFile = eventFile
-    }
 }

@@ -55,7 +55,7 @@ package struct ThreadDump: Sendable, Equatable, Codable {
         if let refusal = AttachRefusal.check(pid: pid) { throw refusal }
         let start = SystemClock.monotonicNs()
         let log: SampleLog
-        do { log = try SampleLog(anonymousCapacity: 8 << 20) } catch { throw .cannotStart("\(error)") }
+        do { log = try SampleLog(anonymousCapacity: SampleLogSize.bytes(for: .snapshot)) } catch { throw .cannotStart("\(error)") }
         let max = 4096
         var raw = [hwa_dump_thread](repeating: hwa_dump_thread(), count: max)
         var stats = hwa_dump_stats()

@@ -1,7 +1,6 @@
-// The Swift side of `hangwatch attach`: starts the C poller (CSupport/attach)
-// writing into an in-memory sample log, drains that log into a
-// CaptureCollector while the target runs, and says in plain words what the
-// attach cost and what it could not see.
+// The Swift side of `hangwatch attach`'s poller (CSupport/attach): starts and
+// stops it on a sample log a capture session owns, and says in plain words
+// what the attach cost and what it could not see.
 
 import CHangWatchAttach
 import CHangWatchEngine
@@ -148,39 +147,26 @@ package struct AttachFigures: Sendable, Equatable {
     }
 }
 
-/// One attach to a running process: from `start` to `stop`, the poller
-/// writes the target's busy periods and samples into `log`.
+/// The attach poller on one running process: from `init` to `stop`, it
+/// writes the target's busy periods and samples into a log it does not own
+/// (the capture session reads and sizes it).
 package final class AttachSession {
     package let pid: Int32
-    package let log: SampleLog
-    package let collector: CaptureCollector
+    private let log: SampleLog
     private var session: OpaquePointer?
     private let patterns: [CChar]
 
     /// Starts watching `pid` as `config` says (thread selection, thresholds, sample rate).
     /// `stopBlockedThreads`: sample blocked threads with ptrace stops too (a test of the worst case).
-    package init(pid: Int32, config: CaptureConfig, stopBlockedThreads: Bool = false) throws(AttachRefusal) {
+    package init(pid: Int32, config: CaptureConfig, log: SampleLog, stopBlockedThreads: Bool = false) throws(AttachRefusal) {
         if let refusal = AttachRefusal.check(pid: pid) { throw refusal }
         self.pid = pid
-        collector = CaptureCollector(frameDeadlineMs: config.frameMs)
-        do {
-            log = try SampleLog(anonymousCapacity: 64 << 20)
-        } catch {
-            throw .cannotStart("cannot create the sample log: \(error)")
-        }
-        patterns = Array(config.threadPatterns.joined(separator: "\n").utf8CString)
-        collector.watchModules(ofProcess: pid, log: log)
+        self.log = log
+        patterns = Array(config.threadPatternLines.utf8CString)
         // Stops are awaited with sigtimedwait(SIGCHLD); no thread may take it first.
         hwa_block_sigchld()
-        var c = hwa_config()
-        c.pid = pid
-        c.poll_period_ns = 1_000_000
-        c.sample_period_ns = UInt64(1e9 / config.sampleHz)
-        c.arm_ns = 10_000_000
-        c.hang_ns = UInt64(config.hangMs * 1e6)
-        c.flags = stopBlockedThreads ? UInt32(HWA_FLAG_STOP_BLOCKED) : 0
         let started = patterns.withUnsafeBufferPointer { p -> OpaquePointer? in
-            c.thread_patterns = p.baseAddress
+            var c = config.attachConfig(pid: pid, stopBlockedThreads: stopBlockedThreads, patterns: p.baseAddress)
             return hwa_start(log.header, &c) // copies the patterns before returning
         }
         guard let started else { throw .cannotStart("cannot start watching process \(pid): \(errnoDescription())") }
@@ -192,25 +178,14 @@ package final class AttachSession {
     /// True once the target has exited.
     package var targetExited: Bool { session.map { hwa_target_exited($0) } ?? true }
 
-    /// Reads what the poller wrote so far (call every few milliseconds).
-    package func drain() { collector.drain(log, writerGone: false) }
-
-    /// After `drain`: sleeps while the poller samples no thread, until it starts
-    /// sampling one, the target exits, `wake()` is called or `timeoutNs`
-    /// passes. False, at once, when it may not (then drain again soon).
-    package func park(timeoutNs: UInt64) -> Bool { log.parkReader(stop: nil, timeoutNs: timeoutNs) }
-
-    /// Ends a `park` now (async-signal-safe: an atomic swap and a futex wake).
+    /// Ends a reader's park on `log` now (async-signal-safe: an atomic swap and a futex wake).
     package static func wake(_ log: UnsafeMutablePointer<hw_log_header>) { hw_log_reader_wake(log) }
 
-    /// Stops watching (nothing stays attached), reads the rest, and returns the figures.
+    /// Stops watching (nothing stays attached) and returns the figures.
     package func stop() -> AttachFigures {
         var stats = hwa_stats()
         if let session { hwa_stop(session, &stats) }
         session = nil
-        collector.drain(log, writerGone: true)
-        collector.stopWatchingModules()
-        collector.finish()
         return AttachFigures(stats)
     }
 }

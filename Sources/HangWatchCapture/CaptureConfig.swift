@@ -1,11 +1,11 @@
 /// What the engine is asked to watch and how, shared by `hangwatch run` and the library.
 public struct CaptureConfig: Sendable, Equatable {
     /// Busy time of the watched loop, in ms, from which it counts as a hang (default 100).
-    public var hangMs: Double = 100
+    public var hangMs: Double = CaptureOptions.Defaults.hangMs
     /// Hang duration in ms from which a hang gets a call tree (default 250).
-    public var reportMs: Double = 250
+    public var reportMs: Double = CaptureOptions.Defaults.reportMs
     /// Samples per second during a hang (default 1000).
-    public var sampleHz: Double = 1000
+    public var sampleHz: Double = CaptureOptions.Defaults.sampleHz
     /// The frame deadline in ms, which makes the watched loop a frame loop; nil (the default) for
     /// none.
     public var frameMs: Double? = nil

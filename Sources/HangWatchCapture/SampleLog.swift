@@ -8,7 +8,7 @@ package final class SampleLog {
     package let path: String?
 
     /// Creates a fresh log file at `path` with a ring of `capacity` bytes.
-    package init(creatingAt path: String, capacity: UInt64 = 64 << 20) throws(CaptureError) {
+    package init(creatingAt path: String, capacity: UInt64) throws(CaptureError) {
         guard let h = hw_log_create(path, capacity) else {
             throw CaptureError.cannotCreateLog(path, errnoDescription())
         }
@@ -17,7 +17,7 @@ package final class SampleLog {
     }
 
     /// An in-memory log for the in-process library (no file).
-    package init(anonymousCapacity capacity: UInt64 = 16 << 20) throws(CaptureError) {
+    package init(anonymousCapacity capacity: UInt64) throws(CaptureError) {
         guard let h = hw_log_create_anonymous(capacity) else {
             throw CaptureError.cannotCreateLog("(anonymous)", errnoDescription())
         }
@@ -26,21 +26,6 @@ package final class SampleLog {
     }
 
     deinit { hw_log_unmap(header) }
-
-    /// Writes the configuration the engine reads when it starts.
-    package func configure(_ config: CaptureConfig) {
-        header.pointee.hang_ns = UInt64(config.hangMs * 1e6)
-        header.pointee.report_ns = UInt64(config.reportMs * 1e6)
-        header.pointee.sample_period_ns = UInt64(1e9 / config.sampleHz)
-        header.pointee.frame_ns = UInt64((config.frameMs ?? 0) * 1e6)
-        header.pointee.flags = (config.sampler == .signal ? UInt32(HW_LOG_SIGNAL_SAMPLES) : 0)
-            | (config.heartbeatClock == .vdso ? UInt32(HW_LOG_VDSO_CLOCK) : 0)
-        let patterns = config.threadPatterns.joined(separator: "\n")
-        withUnsafeMutableBytes(of: &header.pointee.thread_patterns) { buffer in
-            buffer.initializeMemory(as: UInt8.self, repeating: 0)
-            for (i, byte) in patterns.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
-        }
-    }
 
     /// Hands every whole committed record to `body`, in order, then releases it.
     /// `writerGone`: the target is dead, so uncommitted records will never complete.

@@ -1,4 +1,4 @@
-// Reading report files back (schema v1), tolerant of fields older files lack.
+// Reading report files back (every version in JSONReport.readableVersions), tolerant of fields older files lack.
 //
 // The model's synthesized Decodable requires every non-optional field, so a
 // file written before `frameLoops`, the process metrics or the frame histogram

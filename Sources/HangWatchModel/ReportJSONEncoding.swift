@@ -1,4 +1,4 @@
-// Explicit, null-preserving JSON encodings of the report model (schema v2).
+// Explicit, null-preserving JSON encodings of the report model, at the version JSONReport.schemaVersion names.
 //
 // Synthesized Codable omits nil optionals, but the file format promises every
 // field is present (`"exitCode": null`) so consumers in other languages can

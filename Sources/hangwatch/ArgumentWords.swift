@@ -1,3 +1,4 @@
+import HangWatchCapture
 import HangWatch
 import HangWatchRender
 
@@ -54,6 +55,14 @@ enum OptionValues {
             throw UsageError("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
         }
         return value
+    }
+
+    /// `text` as `option`'s number, within its limits.
+    static func number(_ text: String, for option: OptionSpec) throws(UsageError) -> Double {
+        switch option.number(text) {
+        case let .success(value): return value
+        case let .failure(error): throw UsageError(error.description)
+        }
     }
 
     static func integer(_ text: String, for flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {

@@ -4,6 +4,8 @@ import Glibc
 import CHangWatchEngine
 import HangWatchAnalysis
 import HangWatchCapture
+import HangWatchModel
+import HangWatchSession
 import HangWatchSymbols
 import Foundation
 import HangWatch
@@ -29,11 +31,17 @@ enum AttachCommand {
         let pid = options.pid
         let executable = ThreadDump.executable(of: pid)
         let arguments = ThreadDump.arguments(of: pid)
-        let session: AttachSession
+        let session: CaptureSession
         do {
-            session = try AttachSession(pid: pid, config: options.capture, stopBlockedThreads: stopBlocked)
+            session = try CaptureSession(config: options.capture, outputs: options.live,
+                                         backend: .attach(pid: pid, stopBlockedThreads: stopBlocked))
+            let startNs = SystemClock.monotonicNs()
+            session.watch(ProcessInfoRecord(pid: Int(pid), executable: executable, arguments: arguments, exitCode: nil,
+                                            signal: nil, wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs)),
+                          startNs: startNs)
+            try session.startPoller()
         } catch {
-            return refused(error)
+            return sessionFailed(error)
         }
         attachLog = session.log.header
         installInterruptHandlers()
@@ -44,17 +52,22 @@ enum AttachCommand {
         while attachInterrupted == 0 && !session.targetExited {
             let now = SystemClock.monotonicNs()
             if let deadline, now >= deadline { break }
-            session.drain()
-            // While nothing is sampled the loop sleeps on the log: the poller wakes it when
-            // it starts sampling a thread or sees the exit, Ctrl-C's handler when it runs.
-            // 250 ms at most, which bounds what a wake lost to a race could delay.
-            if !session.park(timeoutNs: min(250_000_000, deadline.map { $0 - now } ?? .max)) { usleep(10_000) }
+            _ = session.drainAndTell()
+            // While nothing is sampled and no hang is still to be told, the loop sleeps on
+            // the log: the poller wakes it when it starts sampling a thread or sees the exit,
+            // Ctrl-C's handler when it runs. 250 ms at most, which bounds what a wake lost
+            // to a race could delay.
+            let limitNs = min(250_000_000, session.parkLimitNs, deadline.map { $0 - now } ?? .max)
+            if !session.mayPark || !session.log.parkReader(stop: nil, timeoutNs: limitNs) { usleep(10_000) }
         }
-        let figures = session.stop()
+        guard let figures = session.stopPoller() else { return ExitCode.internalError }
+        _ = session.tellFinal(writerGone: true, endNs: figures.endNs)
+        session.finish()
+        // The last hangs still go out, within a bound: retries of a down endpoint end in a drop.
+        _ = session.sinks.exporter?.flush(timeoutNs: 5_000_000_000)
         let facts = ProcessFacts(pid: Int(pid), executable: executable, arguments: arguments,
                                  exitCode: nil, signal: nil, startNs: figures.startNs, endNs: figures.endNs)
-        let report = ReportBuilder(config: options.capture, sourceLines: sourceLines)
-            .build(run: session.collector.run, process: facts, extraNotes: figures.notes)
+        let report = session.report(process: facts, notes: figures.notes, sourceLines: sourceLines)
         let written = ReportOutput.write(report, format: options.format,
                                          to: OutputDestination(path: options.output, otherwise: .standardError))
         if written != 0 { return written }

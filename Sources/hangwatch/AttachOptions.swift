@@ -1,4 +1,6 @@
 import HangWatch
+import HangWatchCapture
+import HangWatchLive
 
 /// Parsed `hangwatch attach PID [options]` command line.
 struct AttachOptions {
@@ -7,6 +9,8 @@ struct AttachOptions {
     /// How long to watch; nil: until Ctrl-C or the target exits.
     var durationSeconds: Double? = 30
     var output: String?
+    /// The live outputs, as a session takes them.
+    var live = LiveOutputSettings()
     var format: ReportFormat = .text
     var gates = RunGates()
     var showHelp = false
@@ -17,6 +21,7 @@ struct AttachOptions {
         var options = AttachOptions()
         var pids: [String] = []
         var words = ArgumentWords(args)
+        var liveWords = LiveOptions()
         while let word = words.next() {
             switch word {
             case .positional(let text):
@@ -29,9 +34,11 @@ struct AttachOptions {
                 switch flag {
                 case "-h", "--help": options.showHelp = true
                 case "--duration": options.durationSeconds = try duration(value())
-                case "--hang-ms": options.capture.hangMs = try OptionValues.number(value(), for: flag, in: 1...3_600_000)
-                case "--report-ms": options.capture.reportMs = try OptionValues.number(value(), for: flag, in: 1...3_600_000)
-                case "--sample-hz": options.capture.sampleHz = try OptionValues.number(value(), for: flag, in: 1...1000)
+                case CaptureOptions.hangMs.flag: options.capture.hangMs = try OptionValues.number(value(), for: CaptureOptions.hangMs)
+                case CaptureOptions.reportMs.flag:
+                    options.capture.reportMs = try OptionValues.number(value(), for: CaptureOptions.reportMs)
+                case CaptureOptions.sampleHz.flag:
+                    options.capture.sampleHz = try OptionValues.number(value(), for: CaptureOptions.sampleHz)
                 case "--thread":
                     let name = try OptionValues.nonEmpty(value(), for: flag)
                     guard name.utf8.count <= 100 else { throw UsageError("invalid thread name '\(name)' for --thread") }
@@ -41,12 +48,13 @@ struct AttachOptions {
                 case "--format": options.format = try OptionValues.reportFormat(value())
                 case "--fail-on-hang":
                     if let inline {
-                        options.gates.hang = .ms(try OptionValues.number(inline, for: flag, in: 1...3_600_000))
+                        options.gates.hang = .ms(try OptionValues.number(inline, for: CaptureOptions.failOnHang))
                     } else {
                         options.gates.hang = .reportThreshold
                     }
                 case "--frame-ms", "--fail-on-hitch-ratio":
                     throw UsageError("\(flag) is not available with attach: frame loops are only measured under 'hangwatch run'")
+                case let live where LiveOptions.flags.contains(live): try liveWords.take(live, value: value())
                 default: throw UsageError("unknown option '\(flag)' (try 'hangwatch attach --help')")
                 }
             }
@@ -57,6 +65,7 @@ struct AttachOptions {
                                           : "one process id at a time (got \(pids.count))")
         }
         options.pid = try pid(text)
+        options.live = try liveWords.settings()
         if options.capture.reportMs < options.capture.hangMs {
             throw UsageError("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
         }

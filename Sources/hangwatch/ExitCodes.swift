@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HangWatchSession
 
 /// Exit statuses of hangwatch itself. Otherwise `hangwatch run` exits with the
 /// program's status (128+N when the program was killed by signal N).
@@ -39,4 +40,18 @@ func writeStderr(_ text: String) {
 func usageError(_ message: String) -> Int32 {
     writeStderr("hangwatch: \(message)")
     return ExitCode.usage
+}
+
+/// One line, and the status that says why a capture session could not start.
+func sessionFailed(_ error: CaptureSessionError) -> Int32 {
+    switch error {
+    case let .refused(refusal): return AttachCommand.refused(refusal)
+    case .invalid: return usageError(error.description)
+    case .cannotOpenEventFile:
+        writeStderr("hangwatch: \(error)")
+        return ExitCode.cannotCreate
+    case .cannotCreateLog, .engine:
+        writeStderr("hangwatch: \(error)")
+        return ExitCode.internalError
+    }
 }

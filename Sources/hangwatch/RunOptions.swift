@@ -1,6 +1,7 @@
 import HangWatch
 import HangWatchAnalysis
 import HangWatchCapture
+import HangWatchLive
 import HangWatchRender
 import Glibc
 
@@ -8,12 +9,8 @@ import Glibc
 struct RunOptions {
     var capture = CaptureConfig()
     var output: String?
-    /// `--events FILE.jsonl`: append each hang there as it happens.
-    var eventsPath: String?
-    /// `--rotate SIZE|INTERVAL` and `--keep N`: rotate the event file.
-    var rotation: RotationPolicy?
-    /// `--otlp-endpoint http://HOST:PORT`: send each hang as an OTLP log record.
-    var otlpEndpoint: String?
+    /// The live outputs (`--events`, `--rotate`, `--keep`, `--otlp-endpoint`).
+    var live = LiveOutputSettings()
     var format: ReportFormat = .text
     var gates = RunGates()
     /// Where PROGRAM is among the parsed words (nil: none given). From there
@@ -28,27 +25,32 @@ struct RunOptions {
     static func parse(_ args: [String]) throws(ParseError) -> RunOptions {
         var options = RunOptions()
         // The sampler's default may come from the environment (the fallback, chosen for a whole test run).
-        if let raw = getenv("HANGWATCH_SAMPLER"), let sampler = CaptureConfig.Sampler(rawValue: String(cString: raw)) {
+        if let name = CaptureOptions.sampler.environmentText, let sampler = CaptureConfig.Sampler(rawValue: name) {
             options.capture.sampler = sampler
         }
-        if let raw = getenv("HANGWATCH_HEARTBEAT_CLOCK"),
-           let clock = CaptureConfig.HeartbeatClock(rawValue: String(cString: raw)) {
+        if let name = CaptureOptions.heartbeatClock.environmentText, let clock = CaptureConfig.HeartbeatClock(rawValue: name) {
             options.capture.heartbeatClock = clock
         }
         var i = 0
-        var rotate: String?
-        var keep: Int?
+        var liveWords = LiveOptions()
         func value(_ flag: String) throws(ParseError) -> String {
             i += 1
             guard i < args.count else { throw .message("option \(flag) needs a value") }
             return args[i]
         }
-        func number(_ flag: String, _ text: String, in range: ClosedRange<Double>) throws(ParseError) -> Double {
-            guard let v = Double(text), v.isFinite, range.contains(v) else {
-                throw .message("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
+        func number(_ option: OptionSpec, _ text: String) throws(ParseError) -> Double {
+            switch option.number(text) {
+            case let .success(v): return v
+            case let .failure(error): throw .message(error.description)
             }
-            return v
         }
+        func choice(_ option: OptionSpec, _ text: String) throws(ParseError) -> String {
+            switch option.choice(text) {
+            case let .success(v): return v
+            case let .failure(error): throw .message(error.description)
+            }
+        }
+        typealias O = CaptureOptions
         while i < args.count {
             var arg = args[i]
             var inline: String?
@@ -63,22 +65,16 @@ struct RunOptions {
                 i = args.count
                 continue
             case "-h", "--help": options.showHelp = true
-            case "--hang-ms": options.capture.hangMs = try number(arg, next(), in: 1...3_600_000)
-            case "--report-ms": options.capture.reportMs = try number(arg, next(), in: 1...3_600_000)
-            case "--sample-hz": options.capture.sampleHz = try number(arg, next(), in: 1...10_000)
-            case "--sampler":
-                let name = try next()
-                guard let sampler = CaptureConfig.Sampler(rawValue: name) else {
-                    throw .message("invalid value '\(name)' for --sampler (expected kernel or signal)")
+            case O.hangMs.flag: options.capture.hangMs = try number(O.hangMs, next())
+            case O.reportMs.flag: options.capture.reportMs = try number(O.reportMs, next())
+            case O.sampleHz.flag: options.capture.sampleHz = try number(O.sampleHz, next())
+            case O.sampler.flag:
+                if let sampler = CaptureConfig.Sampler(rawValue: try choice(O.sampler, next())) { options.capture.sampler = sampler }
+            case O.heartbeatClock.flag:
+                if let clock = CaptureConfig.HeartbeatClock(rawValue: try choice(O.heartbeatClock, next())) {
+                    options.capture.heartbeatClock = clock
                 }
-                options.capture.sampler = sampler
-            case "--heartbeat-clock":
-                let name = try next()
-                guard let clock = CaptureConfig.HeartbeatClock(rawValue: name) else {
-                    throw .message("invalid value '\(name)' for --heartbeat-clock (expected tsc or vdso)")
-                }
-                options.capture.heartbeatClock = clock
-            case "--frame-ms": options.capture.frameMs = try number(arg, next(), in: 0.1...10_000)
+            case O.frameMs.flag: options.capture.frameMs = try number(O.frameMs, next())
             case "--thread":
                 let name = try next()
                 guard !name.isEmpty, name.utf8.count <= 100 else { throw .message("invalid thread name '\(name)' for --thread") }
@@ -87,35 +83,23 @@ struct RunOptions {
                 guard inline == nil else { throw .message("--source-lines takes no value") }
                 options.capture.sourceLines = true
             case "-o", "--output": options.output = try next()
-            case "--events":
-                let path = try next()
-                guard !path.isEmpty else { throw .message("--events needs a file path") }
-                options.eventsPath = path
-            case "--rotate": rotate = try next()
-            case "--keep":
-                let text = try next()
-                guard let n = Int(text) else { throw .message("invalid value '\(text)' for --keep (expected a whole number)") }
-                keep = n
-            case "--otlp-endpoint":
-                let url = try next()
-                guard HTTPPost.Endpoint(url, defaultPath: "/v1/logs") != nil else {
-                    throw .message("invalid value '\(url)' for --otlp-endpoint (expected http://HOST:PORT[/PATH]; https is not supported)")
-                }
-                options.otlpEndpoint = url
             case "--format":
                 let name = try next()
                 do { options.format = try OptionValues.reportFormat(name) } catch { throw .message(error.message) }
             case "--fail-on-hang":
                 // The limit is optional, so it is only ever taken from `=MS`: the next word may be the program.
                 if let inline {
-                    options.gates.hang = .ms(try number(arg, inline, in: 1...3_600_000))
+                    options.gates.hang = .ms(try number(O.failOnHang, inline))
                 } else if i + 1 < args.count, Double(args[i + 1]) != nil {
                     throw .message("write the limit as --fail-on-hang=\(args[i + 1]) (a bare --fail-on-hang uses the report threshold)")
                 } else {
                     options.gates.hang = .reportThreshold
                 }
             case "--fail-on-hitch-ratio":
-                options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
+                options.gates.hitchRatioMsPerS = try number(O.failOnHitchRatio, next())
+            case let flag where LiveOptions.flags.contains(flag):
+                let text = try next()
+                do { try liveWords.take(flag, value: text) } catch { throw .message(error.message) }
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
                 options.programStart = i
@@ -126,16 +110,7 @@ struct RunOptions {
         }
         if options.showHelp { return options }
         if (options.programStart ?? args.count) >= args.count { throw .message("no program given (usage: hangwatch run [options] -- PROGRAM [ARGS...])") }
-        if let rotate {
-            guard options.eventsPath != nil else { throw .message("--rotate rotates the --events file: give --events FILE.jsonl too") }
-            do {
-                options.rotation = try RotationPolicy.parse(rotate, keep: keep ?? RotationPolicy.defaultKeep)
-            } catch {
-                throw .message(error.description)
-            }
-        } else if keep != nil {
-            throw .message("--keep needs --rotate")
-        }
+        do { options.live = try liveWords.settings() } catch { throw .message(error.message) }
         if options.capture.reportMs < options.capture.hangMs {
             throw .message("--report-ms (\(options.capture.reportMs.clean)) must not be below --hang-ms (\(options.capture.hangMs.clean))")
         }

@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchCapture
 import HangWatchModel
 import HangWatchRender
 
@@ -42,50 +43,14 @@ enum Usage {
     unless -o is given; the program's stdout is left untouched.
 
     Options:
-      --hang-ms MS       busy time that counts as a hang (default 100)
-      --report-ms MS     hang duration that gets a call tree (default 250, >= --hang-ms)
-      --sample-hz HZ     stack samples per second during a hang (default 1000, 1...10000)
-      --sampler WAY      how running threads are sampled: 'kernel' (default; perf_event,
-                         no signal reaches the program; falls back to 'signal' where
-                         perf_event_open is refused) or 'signal' (SIGPROF).
-                         Default from HANGWATCH_SAMPLER when set
-      --heartbeat-clock C  what stamps each loop wait: 'tsc' (default; the CPU's
-                         counter where the kernel trusts it, else clock_gettime)
-                         or 'vdso' (always clock_gettime). Default from
-                         HANGWATCH_HEARTBEAT_CLOCK when set
-      --thread NAME      watch the event loop of threads named NAME (exact, or a glob
-                         such as 'NIO-ELT-*'); repeatable; 'main' is the main thread.
-                         Default: the main thread only
-      --frame-ms MS      the loop is a frame loop with this deadline: count hitches
-      --source-lines     show where each function of a call tree is defined
-                         (File.swift:42; the full path in json), from the DWARF
-                         debug info, read by llvm-symbolizer (found in PATH or
-                         next to swift). Without either, the report says so
+    \(CaptureOptions.capture.map(\.helpLines).joined(separator: "\n"))
       -o, --output FILE  write the report to FILE instead of stderr
       --format FORMAT    \(reportFormats) (default text); save json to
                          re-render or compare it later with 'report' and 'diff'
       -h, --help         show this help
 
     As hangs happen (for services that run for weeks):
-      --events FILE      append one JSON line per hang to FILE about 50 ms after it
-                         ends, and one when a running hang reaches --report-ms; each line
-                         is one write, so a crash never tears a line in the middle.
-                         'hangwatch report FILE' reads the stream as a report
-      --rotate SIZE|INTERVAL
-                         with --events: close FILE before a line would take it past
-                         SIZE (4K and up: 512K, 10M, 1G) or once it is INTERVAL old
-                         (1s and up: 30s, 10m, 1h, 1d); a unit is required. Each file
-                         ends with a summary line (hangs, s/hour, hitch ratio) and
-                         moves to FILE.1.EXT, older ones up by one. Hangs written out
-                         leave hangwatch's memory, and the report at exit covers the
-                         interval since the last rotation
-      --keep N           closed files kept besides FILE (default 5)
-      --otlp-endpoint URL
-                         send each hang as an OpenTelemetry log record (OTLP/HTTP,
-                         protobuf) to URL, e.g. http://127.0.0.1:4318, when it ends
-                         (and once while it runs, past --report-ms); retried with
-                         backoff, then dropped and counted in the report's notes;
-                         at exit, unsent records get at most 5 s
+    \(CaptureOptions.live.map(\.helpLines).joined(separator: "\n"))
 
     CI gates (checked after the report is written):
       --fail-on-hang[=MS]         fail when a hang lasted MS or more (default: the

@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchCapture
 
 extension Usage {
     static var attach: String { """
@@ -14,19 +15,16 @@ extension Usage {
     in every case.
 
     Options:
-      --thread NAME      watch threads named NAME (exact, or a glob such as
-                         'NIO-ELT-*'); repeatable; 'main' is the main thread, or
-                         under dispatchMain() the libdispatch workers running the
-                         main queue. Default: main
       --duration TIME    how long to watch: 30s (default), 500ms, 2m, or forever
-      --hang-ms MS       busy time that counts as a hang (default 100)
-      --report-ms MS     hang duration that gets a call tree (default 250)
-      --sample-hz HZ     stack samples per second during a hang (default 1000, at most 1000)
-      --source-lines     show where each function of a call tree is defined
+    \([CaptureOptions.thread, CaptureOptions.hangMs, CaptureOptions.reportMs, CaptureOptions.sampleHz,
+       CaptureOptions.sourceLines].map(\.helpLines).joined(separator: "\n"))
       -o, --output FILE  write the report to FILE instead of stderr
       --format FORMAT    \(reportFormats) (default text)
       --fail-on-hang[=MS]  exit 4 when a hang lasted MS or more (default: --report-ms)
       -h, --help         show this help
+
+    As hangs happen (as with 'run'):
+    \(CaptureOptions.live.map(\.helpLines).joined(separator: "\n"))
 
     Exit status: 0; 4 when the hang gate failed; 69 when there is no such
     process; 77 when attaching is not allowed (another user's process, or

@@ -188,6 +188,44 @@ extension Integration {
         }
 
         /// A plain C epoll loop: hangs and trees, and the loop never sees EINTR.
+        /// Issue 30: the lock owner, from outside. The loop thread waits on a
+        /// pthread mutex that a thread named "lock-holder" holds for 350 ms
+        /// while it computes; attach reads the futex word and the mutex's owner
+        /// field with process_vm_readv, names the holder, and samples it like
+        /// the hung thread (running: one short ptrace stop a sample). The
+        /// program prints the same event line as a plain run.
+        @Test func aMutexWaitNamesAndSamplesItsHolder() throws {
+            let scratch = try TestPaths.scratch()
+            let binary = try ProcessRunner.compileC(TestPaths.demoSource("blocking_calls.c"), into: scratch,
+                                                    name: "blocking_calls")
+            let plain = try ProcessRunner.run(binary, ["mutex"])
+            let pidFile = scratch.appendingPathComponent("pid").path
+            let measure = scratch.appendingPathComponent("measure.txt").path
+            // The event at 400 ms: attach is watching well before it.
+            let program = try AttachedProgram.start(binary, ["mutex", "--event-at", "400", "--pid-file", pidFile,
+                                                             "--measure", measure],
+                                                    scratch: scratch, pidFile: pidFile)
+            let attach = try AttachReport.attach(program.pid, ["--duration", "20s"], scratch: scratch)
+            let result = try program.finish()
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            #expect(result.status == 0 && plain.status == 0)
+            #expect(Integration.HangKinds.eventLine(result.stdout) == Integration.HangKinds.eventLine(plain.stdout),
+                    "plain: \(plain.stdout) attached: \(result.stdout)")
+            let work = try #require(MeasuredWork.parse(file: measure).first { $0.name == "on_event" })
+            let hang = try #require(attach.hang(matching: work, toleranceMs: 5),
+                                    "on_event \(work.durationMs) ms; hangs: \(attach.report.hangs.map(\.durationMs))")
+            #expect(hang.kind == .blocked)
+            #expect(hang.blockedIn == "futex")
+            let owner = try #require(hang.lockOwner, "no lock owner: \(hang)")
+            #expect(owner.name == "lock-holder")
+            #expect(owner.evidence == "mutex")
+            let tree = try #require(owner.callTree, "the owner was not sampled")
+            let node = try #require(tree.first(containing: "holder_compute"), "owner tree: \(tree.allSymbols)")
+            #expect(node.weightMs >= 0.6 * tree.weightMs, "holder_compute \(node.weightMs) of \(tree.weightMs) ms")
+            #expect(tree.sampleCount >= 20, "owner sampled \(tree.sampleCount) times in \(hang.durationMs) ms")
+            #expect(tree.weightMs <= hang.durationMs + 20, "owner tree \(tree.weightMs) ms in a \(hang.durationMs) ms hang")
+        }
+
         @Test func cEpollLoop() throws {
             let scratch = try TestPaths.scratch()
             let binary = try ProcessRunner.compileC(TestPaths.demoSource("epoll_loop.c"), into: scratch, name: "epoll_loop")

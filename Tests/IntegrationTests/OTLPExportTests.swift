@@ -99,6 +99,42 @@ extension Integration {
             #expect(!run.report.notes.contains { $0.contains("could not be sent") })
         }
 
+        /// Issue 30: `attach` streams a running service's hangs as `run` does, through
+        /// the same capture session: each hang to the receiver and to the event file.
+        @Test func anAttachedServiceStreamsItsHangsToTheReceiver() throws {
+            let scratch = try TestPaths.scratch()
+            let receiver = try Receiver(scratch)
+            defer { receiver.stop() }
+            let pidFile = scratch.appendingPathComponent("pid").path
+            let eventsPath = scratch.appendingPathComponent("hangs.jsonl").path
+            let program = try AttachedProgram.start(TestPaths.runLoopDemo, ["--scenario", "service", "--seconds", "4",
+                                                                             "--pid-file", pidFile],
+                                                    scratch: scratch, pidFile: pidFile)
+            let attach = try AttachReport.attach(program.pid, ["--duration", "30s", "--otlp-endpoint", receiver.url,
+                                                               "--events", eventsPath], scratch: scratch)
+            let result = try program.finish()
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            #expect(result.status == 0)
+            let hangs = attach.report.hangs
+            // One request a second hangs the loop: about four in four seconds.
+            #expect(hangs.count >= 3, "hangs: \(hangs.map(\.durationMs))")
+            let records = try receiver.lines().filter {
+                ($0["attributes"] as? [String: Any])?["hangwatch.hang.in_progress"] as? Bool == false
+            }
+            #expect(records.count == hangs.count, "\(records.count) records, \(hangs.count) hangs")
+            for (record, hang) in zip(records, hangs) {
+                let attributes = try #require(record["attributes"] as? [String: Any])
+                #expect(abs((attributes["hangwatch.hang.duration_ms"] as? Double ?? 0) - hang.durationMs) < 0.001)
+                #expect(attributes["process.pid"] as? Int == Int(program.pid))
+                #expect(attributes["thread.id"] as? Int == hang.thread.tid)
+            }
+            let events = try HangEventLines.decode(try #require(FileManager.default.contents(atPath: eventsPath))).events
+            let ended = events.filter { $0.phase == .ended }
+            #expect(ended.count == hangs.count, "\(ended.map(\.hang.durationMs))")
+            for (event, hang) in zip(ended, hangs) { #expect(abs(event.hang.durationMs - hang.durationMs) < 0.001) }
+            #expect(!attach.report.notes.contains { $0.contains("could not be sent") })
+        }
+
         @Test func theLibrarySendsTheSameRecords() throws {
             let scratch = try TestPaths.scratch()
             let receiver = try Receiver(scratch)

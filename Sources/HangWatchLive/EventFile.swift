@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HangWatchAnalysis
 import HangWatchModel
 
 /// Appends hang events to a JSON-lines file. Each line goes out in one

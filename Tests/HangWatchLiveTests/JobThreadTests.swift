@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import HangWatchAnalysis
+import HangWatchLive
 import Synchronization
 import Testing
 

@@ -1,3 +1,4 @@
+import HangWatchCapture
 /// When a rotating event stream closes its file and starts a new one
 /// (`--rotate SIZE|INTERVAL`, `--keep N`; library: `HANGWATCH_ROTATE`,
 /// `HANGWATCH_KEEP`).
@@ -10,7 +11,7 @@ package struct RotationPolicy: Sendable, Equatable {
     package var keep: Int
 
     /// Files kept when `--keep` is not given.
-    package static let defaultKeep = 5
+    package static let defaultKeep = CaptureOptions.Defaults.keep
     /// The smallest size accepted: a file must hold at least a few hang lines.
     package static let minBytes = 4096
     /// The shortest interval accepted.
@@ -25,7 +26,10 @@ package struct RotationPolicy: Sendable, Equatable {
                                          ("MiB", 1_048_576), ("MB", 1_048_576), ("M", 1_048_576),
                                          ("GiB", 1_073_741_824), ("GB", 1_073_741_824), ("G", 1_073_741_824), ("B", 1)]
         let times: [(String, Double)] = [("s", 1e9), ("m", 60e9), ("h", 3600e9), ("d", 86400e9)]
-        guard (1...10_000).contains(keep) else { throw RotationPolicyError("invalid --keep '\(keep)' (expected 1 to 10000)") }
+        let keeps = CaptureOptions.keep.range
+        guard keeps.contains(Double(keep)) else {
+            throw RotationPolicyError("invalid --keep '\(keep)' (expected \(Int(keeps.lowerBound)) to \(Int(keeps.upperBound)))")
+        }
         for (unit, scale) in sizes where text.hasSuffix(unit) {
             guard let n = Double(text.dropLast(unit.count)), n.isFinite, n * scale >= Double(minBytes),
                   n * scale <= 1_099_511_627_776 else {

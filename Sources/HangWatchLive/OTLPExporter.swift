@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HangWatchAnalysis
 import HangWatchModel
+import HangWatchRender
 import Synchronization
 
 /// Sends hang events to an OTLP/HTTP logs endpoint from a thread of its own,

@@ -1,4 +1,4 @@
-import HangWatchAnalysis
+import HangWatchLive
 import Testing
 
 /// `--rotate SIZE|INTERVAL`: units are required, sizes are powers of 1024,

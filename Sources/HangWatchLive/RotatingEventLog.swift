@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
 
