@@ -19,8 +19,12 @@ package struct HangCauseAnalysis {
         package var stoppedMs: Double?
         package var throttledMs: Double?
         package var runnableMs: Double?
-        package init(durationMs: Double, stoppedMs: Double?, throttledMs: Double?, runnableMs: Double?) {
+        /// The thread's own CPU time in the hang, when measured.
+        package var cpuMs: Double?
+        package init(durationMs: Double, stoppedMs: Double?, throttledMs: Double?, runnableMs: Double?,
+                     cpuMs: Double? = nil) {
             self.durationMs = durationMs
+            self.cpuMs = cpuMs
             self.stoppedMs = stoppedMs
             self.throttledMs = throttledMs
             self.runnableMs = runnableMs
@@ -30,13 +34,18 @@ package struct HangCauseAnalysis {
     /// The kind the figures make, in order of certainty: stopped time is the
     /// process's own (nothing ran), throttled time the group's, run-queue
     /// time the thread's; throttled threads count as runnable too, so the
-    /// cgroup's figure goes first.
+    /// cgroup's figure goes first. A CPU limit stretches a thread's work, so
+    /// throttling is weighed against the time the thread was off its CPU:
+    /// a hang whose delay beyond its own CPU time is mostly throttled time
+    /// is `throttled` (the first hang of a limited group, 256 ms for 60 ms of
+    /// CPU, had 108 ms throttled and 197 ms off its CPU).
     package static func verdict(_ f: Figures) -> HangCause.Kind? {
         guard f.durationMs > 0 else { return nil }
-        func most(_ ms: Double?) -> Bool { (ms ?? 0) >= f.durationMs * mostShare }
-        if most(f.stoppedMs) { return .stopped }
-        if most(f.throttledMs) { return .throttled }
-        if most(f.runnableMs) { return .starvedOfCPU }
+        func most(_ ms: Double?, of whole: Double) -> Bool { (ms ?? 0) > 0 && (ms ?? 0) >= whole * mostShare }
+        if most(f.stoppedMs, of: f.durationMs) { return .stopped }
+        let offCPU = f.cpuMs.map { max(0, f.durationMs - $0) } ?? f.durationMs
+        if most(f.throttledMs, of: offCPU) { return .throttled }
+        if most(f.runnableMs, of: f.durationMs) { return .starvedOfCPU }
         return nil
     }
 
@@ -56,7 +65,8 @@ package struct HangCauseAnalysis {
             return
         }
         let figures = Figures(durationMs: durationMs, stoppedMs: stoppedMs,
-                              throttledMs: throttle.map { min($0.throttledMs, durationMs) }, runnableMs: states.runnableMs)
+                              throttledMs: throttle.map { min($0.throttledMs, durationMs) }, runnableMs: states.runnableMs,
+                              cpuMs: states.cpuMs)
         switch Self.verdict(figures) {
         case .stopped: cause = HangCause(kind: .stopped, ms: stoppedMs)
         case .throttled: cause = HangCause(kind: .throttled, ms: throttle?.throttledMs)
@@ -77,7 +87,7 @@ package struct HangCauseAnalysis {
             let overlap = Double(min(stop.toNs, to) - max(stop.fromNs, from))
             total += span > 0 ? Double(stop.stoppedNs) * overlap / span : 0
         }
-        return total > 0 ? total : nil
+        return total > 0 ? total / 1e6 : nil
     }
 
     /// The current link of every thread the records name for this busy period:

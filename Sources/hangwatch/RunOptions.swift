@@ -116,6 +116,9 @@ struct RunOptions {
                 }
             case "--fail-on-hitch-ratio":
                 options.gates.hitchRatioMsPerS = try number(arg, next(), in: 0...1000)
+            case "--count-stopped":
+                guard inline == nil else { throw .message("--count-stopped takes no value") }
+                options.gates.countStopped = true
             default:
                 if arg.hasPrefix("-") { throw .message("unknown option '\(args[i])' (try 'hangwatch run --help')") }
                 options.programStart = i
@@ -141,6 +144,9 @@ struct RunOptions {
         }
         if options.gates.hitchRatioMsPerS != nil && options.capture.frameMs == nil {
             throw .message("--fail-on-hitch-ratio needs --frame-ms: hitches are only measured against a frame deadline")
+        }
+        if options.gates.countStopped && options.gates.hang == nil {
+            throw .message("--count-stopped changes --fail-on-hang: give --fail-on-hang too")
         }
         if case .ms(let limit)? = options.gates.hang, limit < options.capture.hangMs {
             throw .message("--fail-on-hang=\(limit.clean) is below --hang-ms (\(options.capture.hangMs.clean)): shorter hangs are not recorded")
