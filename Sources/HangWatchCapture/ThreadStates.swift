@@ -126,4 +126,10 @@ public struct CapturedStop: Sendable, Equatable {
     public var fromNs: UInt64
     public var toNs: UInt64
     public var stoppedNs: UInt64
+    package init(generation: UInt32, fromNs: UInt64, toNs: UInt64, stoppedNs: UInt64) {
+        self.generation = generation
+        self.fromNs = fromNs
+        self.toNs = toNs
+        self.stoppedNs = stoppedNs
+    }
 }
