@@ -75,6 +75,8 @@ typedef struct hw_session {
     hw_perf_ring perf;         // the kernel's sampler for this session; not mapped: signals
     uint64_t perf_until_ns;    // kernel samples after this are not the session's (0: no limit yet)
     uint64_t spell_since_ns;   // the tick that first found the thread blocked where it is now (0: not blocked)
+    bool limit_read;           // the cgroup CPU figures below were read at the session's start
+    uint64_t limit_ns, limit_throttled_ns, limit_nr_throttled;
 } hw_session;
 
 /// A main thread found parked outside any loop during its launch (watchdog.c):
@@ -407,6 +409,25 @@ bool hw_inprocess_skips_image(const char *path);
 uint32_t hw_inprocess_waits_install(void);
 /// Redirect the pool's dispatch calls; returns the slots rewritten.
 uint32_t hw_inprocess_pool_install(void);
+// stop_clock.c: time the whole process was stopped or frozen, from the
+// watchdog's own late wake-ups (watchdog only).
+/// Before a deadline sleep: takes the watchdog's run-queue baseline when it has none.
+void hw_stop_before_sleep(void);
+/// After a sleep that was due at `deadline_ns`: a wake-up late by more than
+/// the run-queue wait explains writes an HW_REC_STOPPED record.
+void hw_stop_after_sleep(uint64_t deadline_ns, uint64_t now);
+/// After a park (no deadline): the next sleep starts a new baseline.
+void hw_stop_forget(void);
+void hw_stop_close(void);
+
+// cpu_limit.c: the cgroup's CPU throttling over a busy period (watchdog only).
+/// Finds the process's cgroup CPU files; in a private descriptor table they stay open.
+void hw_cpu_limit_open(void);
+void hw_cpu_limit_close(void);
+/// First reading of a sampling session.
+void hw_cpu_limit_session_start(hw_slot *slot);
+/// A later reading, written as an HW_REC_CPU_LIMIT record with the first (a hang only).
+void hw_cpu_limit_write(hw_slot *slot);
 
 // exec_guard.c
 /// Send a sampling (or identify) signal unless an exec is under way.

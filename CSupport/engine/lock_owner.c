@@ -46,6 +46,7 @@
 #define HW_RECHECK_NS (10 * 1000000ull)  /* re-read the word of an unchanged wait this often */
 #define HW_RAN_PERIOD_NS (20 * 1000000ull)
 #define HW_RAN_TRACK 256                 /* threads followed for CPU use during an ownerless wait */
+#define HW_CHAIN_MAX 8                   /* wait-for links followed from a hung thread, its own included */
 
 // ---- the request the owner's signal handler reads ----------------------------
 
@@ -229,6 +230,10 @@ static struct lock_watch {
     bool have_last;           // dedup of a blocked owner's samples
     long last_nr;
     uint64_t last_sp, last_pc;
+    // The wait-for chain beyond the owner, as last written (links from the owner on).
+    uint64_t chain_ns;
+    uint32_t chain_n;
+    struct chain_link { pid_t waiter, owner; uint64_t addr; uint32_t how; } chain[HW_CHAIN_MAX];
 } watches[HW_MAX_SLOTS];
 
 static uint32_t index_of(const hw_slot *slot) { return (uint32_t)(slot - hw_g.slots); }
@@ -241,6 +246,8 @@ static void close_owner(struct lock_watch *w, uint32_t index) {
     w->owner_open = false;
     w->owner = 0;
     w->have_last = false;
+    w->chain_n = 0; // a new owner's chain is walked and written afresh
+    w->chain_ns = 0;
 }
 
 static void write_owner_record(const hw_slot *slot, const struct lock_watch *w, uint64_t now) {
@@ -271,6 +278,86 @@ static void write_owner_kernel_sample(void *ctx, uint64_t time_ns, const uint64_
                        c->slot->session.repeat_extra, time_ns, stack);
 }
 
+// ---- the wait-for chain ------------------------------------------------------
+// The owner may itself wait for a lock, whose owner may wait for another: the
+// chain is followed from the owner with the same reads (each thread's /proc
+// syscall file, the futex words through process_vm_readv), at most once per
+// HW_RECHECK_NS, up to HW_CHAIN_MAX links counting the hung thread's own. It
+// stops at a thread that runs, waits on something else or on a lock with no
+// owner, or is already in the chain: then it is a cycle, a deadlock. Each
+// link from the owner on is written (HW_REC_WAIT_LINK) whenever the chain
+// changes, the last one with no owner when its thread waits on no known lock;
+// the reader follows them. Threads past the owner are sampled from /proc at
+// each walk, one blocked sample standing for the ticks since the last.
+
+static void write_link(const hw_slot *slot, const struct chain_link *l, uint32_t op, uint32_t word, uint64_t now) {
+    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
+    hw_rec_lock_owner *rec = (hw_rec_lock_owner *)hw_log_reserve(hw_g.log, sizeof *rec);
+    if (!rec) return;
+    rec->tid = slot->tid;
+    rec->os_tid = l->waiter;
+    rec->busy_seq = slot->session.busy_seq;
+    rec->time_ns = now;
+    rec->futex_addr = l->addr;
+    rec->futex_op = op;
+    rec->how = l->how;
+    rec->owner_tid = l->owner;
+    rec->word = word;
+    if (l->owner) thread_name(l->owner, rec->owner_name);
+    else memset(rec->owner_name, 0, sizeof rec->owner_name);
+    hw_log_commit(&rec->h, HW_REC_WAIT_LINK);
+}
+
+static void follow_chain(hw_slot *slot, struct lock_watch *w, const hw_thread_probe *owner_probe, uint64_t now) {
+    if (w->chain_ns && now - w->chain_ns < HW_RECHECK_NS) return;
+    uint64_t period = hw_g.config.sample_period_ns ? hw_g.config.sample_period_ns : 1000000ull;
+    uint32_t since = w->chain_ns ? (uint32_t)((now - w->chain_ns) / period) : 1;
+    w->chain_ns = now;
+    struct chain_link links[HW_CHAIN_MAX];
+    uint32_t ops[HW_CHAIN_MAX] = {0}, words[HW_CHAIN_MAX] = {0};
+    pid_t members[HW_CHAIN_MAX + 1] = { slot->session.os_tid, w->owner };
+    uint32_t n = 0, m = 2;
+    hw_thread_probe p = *owner_probe;
+    pid_t at = w->owner;
+    // Link 0 (the hung thread's own) is the LOCK_OWNER record: from the owner on.
+    while (n < HW_CHAIN_MAX - 1) {
+        struct chain_link *l = &links[n];
+        *l = (struct chain_link){ .waiter = at };
+        if (n > 0 && p.activity == HW_ACTIVITY_BLOCKED && p.exact) {
+            uint64_t regs[HW_REG_COUNT] = {0};
+            regs[HW_REG_RSP] = p.sp;
+            regs[HW_REG_RIP] = p.pc;
+            write_owner_sample(at, slot->session.busy_seq, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int)p.nr,
+                               regs, false, since ? since - 1 : 0, now, NULL);
+        }
+        pid_t next = 0;
+        if (p.activity == HW_ACTIVITY_BLOCKED && p.exact && p.nr == SYS_futex) {
+            l->addr = p.args[0];
+            ops[n] = (uint32_t)p.args[1];
+            l->how = identify(l->addr, ops[n], at, 0, &next, &words[n]);
+            l->owner = next;
+        }
+        n++;
+        if (!next) break;
+        bool seen = false;
+        for (uint32_t i = 0; i < m; i++) seen |= members[i] == next;
+        if (seen) break; // back to a thread of the chain: a cycle
+        members[m++] = next;
+        at = next;
+        p = hw_proc_probe_tid(next);
+    }
+    bool same = n == w->chain_n;
+    for (uint32_t i = 0; same && i < n; i++)
+        same = links[i].waiter == w->chain[i].waiter && links[i].owner == w->chain[i].owner
+            && links[i].addr == w->chain[i].addr && links[i].how == w->chain[i].how;
+    if (same) return;
+    // A chain that was only the owner, running or waiting elsewhere, is not worth a record the first time.
+    if (!(w->chain_n == 0 && n == 1 && links[0].owner == 0))
+        for (uint32_t i = 0; i < n; i++) write_link(slot, &links[i], ops[i], words[i], now);
+    memcpy(w->chain, links, n * sizeof links[0]);
+    w->chain_n = n;
+}
+
 static void sample_owner(hw_slot *slot, struct lock_watch *w) {
     uint32_t index = index_of(slot);
     // The owner as the kernel last saw it running since the previous poll,
@@ -291,6 +378,7 @@ static void sample_owner(hw_slot *slot, struct lock_watch *w) {
         return; // when in doubt, no signal and no guess
     case HW_ACTIVITY_BLOCKED: {
         if (!p.exact) return;
+        follow_chain(slot, w, &p, hw_now_ns());
         uint64_t regs[HW_REG_COUNT] = {0};
         regs[HW_REG_RSP] = p.sp;
         regs[HW_REG_RIP] = p.pc;
@@ -305,6 +393,7 @@ static void sample_owner(hw_slot *slot, struct lock_watch *w) {
     }
     case HW_ACTIVITY_RUNNING:
         w->have_last = false;
+        follow_chain(slot, w, &p, hw_now_ns());
         if (w->owner_perf.map || w->owner_blocks_sigprof) return; // the kernel samples it, or nothing can
         send_owner_signal(w->owner, index, slot->session.repeat_extra);
         return;

@@ -45,6 +45,7 @@ static void session_start(hw_slot *slot, uint64_t seq, uint32_t life) {
     ses->os_tid = __atomic_load_n(&slot->os_tid, __ATOMIC_ACQUIRE);
     hw_proc_session_open(ses, ses->os_tid);
     hw_cpu_session_start(slot); // the first CPU reading of the window the hang's kind is measured over
+    hw_cpu_limit_session_start(slot); // the cgroup's throttled time so far
     ses->hits_at_start = hw_signal_hits(slot);
     // The kernel samples it when it can (sampler_perf.c): no signal at all.
     if (hw_perf_open(&ses->perf, ses->os_tid)) return;
@@ -61,6 +62,7 @@ static void session_start(hw_slot *slot, uint64_t seq, uint32_t life) {
 static void session_end(hw_slot *slot) {
     hw_session *ses = &slot->session;
     hw_cpu_session_end(slot);
+    if (ses->hang_announced) hw_cpu_limit_write(slot);
     hw_lock_session_end(slot);
     hw_perf_session_close(slot);
     hw_proc_session_close(ses);
@@ -514,6 +516,7 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
         announce_hang(slot, seq, since);
         ses->hang_announced = true;
         __atomic_store_n(&slot->announced_seq, seq, __ATOMIC_RELEASE);
+        hw_cpu_limit_write(slot); // so far: a process killed mid-hang still leaves it
     }
     ses->repeat_extra = started ? 0 : extra; // a session's first poll stands for its own tick
     take_sample(slot);
@@ -548,6 +551,7 @@ static void *watchdog_main(void *arg) {
     // A watchdog restarted under the program's filter opens nothing (seccomp_watch.c).
     if (hw_g.interposed && !hw_seccomp_stopped()) hw_proc_private_fds();
     hw_seccomp_watch_start();
+    if (!hw_seccomp_stopped()) hw_cpu_limit_open();
     hw_tsc_clock_start();
     const uint64_t period = hw_g.config.sample_period_ns;
     const uint64_t idle_poll = hw_g.config.arm_ns;
@@ -575,6 +579,7 @@ static void *watchdog_main(void *arg) {
             && (hw_g.probe_main_queue || now - last_woken >= HW_PARK_MIN_GAP_NS)) {
             enum park_result parked = park(hw_g.probe_main_queue ? HW_PROBE_IDLE_NS : HW_PARK_TIMEOUT_NS);
             if (parked != PARK_REFUSED) {
+                hw_stop_forget(); // a park has no deadline to be late for
                 next = hw_now_ns();
                 if (parked == PARK_WOKEN) {
                     if (next - now < HW_PARK_WORTH_NS) hold_until = next + HW_PARK_HOLD_NS;
@@ -603,12 +608,16 @@ static void *watchdog_main(void *arg) {
         // counted blocked time twice (a 245 ms hang of 2 ms work / 2-6 ms
         // waits got 255-274 samples; now 214-235 with the first 10 ms unsampled).
         if (next < now) next = now + (sampling ? period : 0);
+        hw_stop_before_sleep();
         sleep_until(next);
+        hw_stop_after_sleep(next, hw_now_ns()); // late beyond its run-queue wait: the process was stopped
     }
     hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
     // Sessions end with the thread: their descriptors are in its table.
     end_all_sessions();
     hw_seccomp_watch_stop();
+    hw_stop_close();
+    hw_cpu_limit_close();
     __atomic_store_n(&hw_g.watchdog_tid, 0, __ATOMIC_RELEASE);
     return NULL;
 }

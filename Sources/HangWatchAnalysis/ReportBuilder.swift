@@ -155,6 +155,9 @@ package struct ReportBuilder {
         let weight = samples.reduce(0) { $0 + $1.weight }
         let states = HangStateAnalysis(key: key, durationMs: durationMs, samples: samples, run: run, stacks: stacks,
                                        msPerSample: msPerSample, wantsTree: wantsTree)
+        let causes = HangCauseAnalysis(key: key, period: period, endNs: end, durationMs: durationMs,
+                                       inProgress: period.endNs == nil, states: states, run: run, stacks: stacks,
+                                       msPerSample: msPerSample, wantsTree: wantsTree)
         let thread = run.threads[period.osTid]
         let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
         return Hang(
@@ -170,7 +173,8 @@ package struct ReportBuilder {
             sampleCoverage: min(1, Double(weight) * msPerSample / max(durationMs, 1e-9)),
             callTree: tree,
             cpuMs: states.cpuMs, runnableMs: states.runnableMs, blockedSymbol: states.blockedSymbol,
-            lockOwner: states.lockOwner, runningThreads: states.runningThreads)
+            lockOwner: states.lockOwner, runningThreads: states.runningThreads,
+            cause: causes.cause, stoppedMs: causes.stoppedMs, throttle: causes.throttle)
     }
 
     /// `hangs` in start order (a pool hang before the jobs that filled it when

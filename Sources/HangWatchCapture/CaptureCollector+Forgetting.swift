@@ -18,6 +18,7 @@ extension CaptureCollector {
             folds.forget(key)
             hangSeqs.remove(key)
             run.threadStates.cpu[key] = nil
+            run.threadStates.cpuLimits[key] = nil
             forgetLockWaits(of: key)
         }
     }

@@ -50,6 +50,28 @@ extension CaptureCollector {
             forgetEarlierLockWaits(before: key)
             run.threadStates.locks[key, default: []].append(wait)
             reader.slotOfSeq[BusyKey(tid: 0, seq: r.busy_seq, generation: reader.generation)] = r.tid
+        case Int(HW_REC_WAIT_LINK.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_lock_owner.self).pointee
+            let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
+            let name = withUnsafeBytes(of: r.owner_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let wait = CapturedLockWait(address: r.futex_addr, op: r.futex_op,
+                                        evidence: LockOwnerEvidence(rawValue: r.how) ?? .none,
+                                        ownerTid: r.owner_tid, ownerName: name, timeNs: r.time_ns)
+            run.threadStates.waitLinks[key, default: []].append(CapturedWaitLink(waiter: r.os_tid, wait: wait))
+        case Int(HW_REC_CPU_LIMIT.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_cpu_limit.self).pointee
+            let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
+            run.threadStates.cpuLimits[key] = CapturedCPULimit(
+                version: r.version, errno: r.err, firstNs: r.first_ns, lastNs: r.last_ns,
+                throttledNs: r.last_throttled_ns >= r.first_throttled_ns ? r.last_throttled_ns - r.first_throttled_ns : 0,
+                throttledPeriods: r.last_nr_throttled >= r.first_nr_throttled ? r.last_nr_throttled - r.first_nr_throttled : 0,
+                quotaUs: r.quota_us == UInt64.max ? nil : r.quota_us, periodUs: r.period_us,
+                loadAverage: r.load_centi == UInt32.max ? nil : Double(r.load_centi) / 100,
+                runnableTasks: r.runnable == UInt32.max ? nil : Int(r.runnable), cpus: Int(r.cpus))
+        case Int(HW_REC_STOPPED.rawValue):
+            let r = raw.assumingMemoryBound(to: hw_rec_stopped.self).pointee
+            run.threadStates.stops.append(CapturedStop(generation: reader.generation, fromNs: r.from_ns, toNs: r.to_ns,
+                                                       stoppedNs: min(r.stopped_ns, r.to_ns &- r.from_ns)))
         case Int(HW_REC_OWNER_SAMPLE.rawValue):
             addOwnerSample(raw.assumingMemoryBound(to: hw_rec_sample.self))
         case Int(HW_REC_RAN_DURING.rawValue):
@@ -86,6 +108,7 @@ extension CaptureCollector {
         run.threadStates.locks[key] = nil
         run.threadStates.ownerSamples[key] = nil
         run.threadStates.ranDuring[key] = nil
+        run.threadStates.waitLinks[key] = nil
         reader.ownerShapes[key] = nil
         reader.latestOwnerEntry[key] = nil
         reader.slotOfSeq[BusyKey(tid: 0, seq: key.seq, generation: key.generation)] = nil

@@ -12,6 +12,12 @@ public struct ThreadStates: Sendable {
     public var ownerSamples: [BusyKey: [Int32: [CapturedSample]]] = [:]
     /// Threads that used CPU while the busy thread waited with no owner known (the latest measure).
     public var ranDuring: [BusyKey: CapturedRanDuring] = [:]
+    /// The wait-for chain past the lock's owner: each link names its own waiter, in order written.
+    public var waitLinks: [BusyKey: [CapturedWaitLink]] = [:]
+    /// The cgroup's CPU throttling over each sampled hang (the latest reading).
+    public var cpuLimits: [BusyKey: CapturedCPULimit] = [:]
+    /// Spans during which the whole process was stopped or frozen, per image generation.
+    public var stops: [CapturedStop] = []
     public init() {}
 }
 
@@ -61,6 +67,16 @@ public struct CapturedLockWait: Sendable, Equatable {
     public var ownerTid: Int32
     public var ownerName: String
     public var timeNs: UInt64
+    /// A wait with every field given.
+    public init(address: UInt64, op: UInt32, evidence: LockOwnerEvidence, ownerTid: Int32, ownerName: String,
+                timeNs: UInt64) {
+        self.address = address
+        self.op = op
+        self.evidence = evidence
+        self.ownerTid = ownerTid
+        self.ownerName = ownerName
+        self.timeNs = timeNs
+    }
 }
 
 /// Threads that used CPU while the busy thread waited, most first.
@@ -73,4 +89,47 @@ public struct CapturedRanDuring: Sendable, Equatable {
     public var sinceNs: UInt64
     public var untilNs: UInt64
     public var threads: [Entry]
+}
+
+/// One link of a wait-for chain past the lock's owner: `waiter` waits on
+/// `wait.address`, held by `wait.ownerTid` (0: no known owner, the chain ends).
+public struct CapturedWaitLink: Sendable, Equatable {
+    public var waiter: Int32
+    public var wait: CapturedLockWait
+    public init(waiter: Int32, wait: CapturedLockWait) {
+        self.waiter = waiter
+        self.wait = wait
+    }
+}
+
+/// The cgroup's CPU accounting between two readings of one busy period.
+public struct CapturedCPULimit: Sendable, Equatable {
+    /// 1 or 2 (cgroup version); 0 when cpu.stat could not be read (`errno` says why).
+    public var version: UInt32
+    public var errno: UInt32
+    public var firstNs: UInt64
+    public var lastNs: UInt64
+    public var throttledNs: UInt64
+    public var throttledPeriods: UInt64
+    /// nil when the group has no quota.
+    public var quotaUs: UInt64?
+    public var periodUs: UInt64
+    /// /proc/loadavg's 1-minute load and running tasks at the last reading; nil when unread.
+    public var loadAverage: Double?
+    public var runnableTasks: Int?
+    public var cpus: Int
+}
+
+/// The process was stopped for `stoppedNs` between `fromNs` and `toNs`.
+public struct CapturedStop: Sendable, Equatable {
+    public var generation: UInt32
+    public var fromNs: UInt64
+    public var toNs: UInt64
+    public var stoppedNs: UInt64
+    package init(generation: UInt32, fromNs: UInt64, toNs: UInt64, stoppedNs: UInt64) {
+        self.generation = generation
+        self.fromNs = fromNs
+        self.toNs = toNs
+        self.stoppedNs = stoppedNs
+    }
 }

@@ -2,7 +2,7 @@
 
 import Foundation
 
-/// Reads and writes reports as JSON (schemaVersion 4; versions 1 to 3 are still read).
+/// Reads and writes reports as JSON (schemaVersion 5; versions 1 to 4 are still read).
 ///
 /// Writing goes through explicit encoders so optional fields appear as `null`
 /// and keys are sorted, which makes files stable to diff and easy to consume
@@ -15,9 +15,11 @@ public enum JSONReport {
     /// version-2 reader would refuse as a bad value rather than as a newer file.
     /// 4: `thread.role` may be `job` or `cooperative-pool`, and a pool hang has
     /// `poolThreads` (null on every other hang).
-    public static let schemaVersion = 4
+    /// 5: hangs gained `cause` (`{kind, ...}`: `deadlock`, `throttled`, `stopped`,
+    /// `starved-of-cpu`), `stoppedMs` and `throttle`.
+    public static let schemaVersion = 5
     /// Older versions this build still reads.
-    public static let readableVersions: ClosedRange<Int> = 1...4
+    public static let readableVersions: ClosedRange<Int> = 1...5
 
     /// Call trees are written at most this many levels deep; deeper levels (a runaway
     /// recursion) are dropped, their weight still counted in the last written node.

@@ -1,5 +1,5 @@
 // The report model: plain value types shared by every renderer and by the
-// JSON file format (schemaVersion 4). Field names are a public contract.
+// JSON file format (schemaVersion 5). Field names are a public contract.
 
 /// A whole run: the process, the thresholds in force and every hang found.
 public struct Report: Codable, Sendable, Equatable {
@@ -196,13 +196,23 @@ public struct Hang: Codable, Sendable, Equatable {
     public var runningThreads: [RunningThread]
     /// For a `cooperative-pool` hang: every pool thread, each in the job that took it; nil otherwise.
     public var poolThreads: [PoolThread]?
+    /// Why the hang lasted, when something outside the thread's own work explains most of it; nil otherwise.
+    public var cause: HangCause?
+    /// Time inside the hang the whole process was stopped or frozen; nil when not measured (attach, older files).
+    public var stoppedMs: Double?
+    /// The cgroup's CPU throttling inside the hang; nil when not read.
+    public var throttle: CPUThrottle?
     /// A hang with every field given; the thread-state fields (`cpuMs` and after) default to unknown.
     public init(id: Int, thread: ThreadRef, startMs: Double, durationMs: Double, reported: Bool,
                 inProgress: Bool, kind: HangKind, blockedIn: String?, sampleCount: Int,
                 sampleCoverage: Double, callTree: CallTreeNode?, cpuMs: Double? = nil, runnableMs: Double? = nil,
                 blockedSymbol: String? = nil, lockOwner: LockOwner? = nil, runningThreads: [RunningThread] = [],
-                poolThreads: [PoolThread]? = nil) {
+                poolThreads: [PoolThread]? = nil, cause: HangCause? = nil, stoppedMs: Double? = nil,
+                throttle: CPUThrottle? = nil) {
         self.poolThreads = poolThreads
+        self.cause = cause
+        self.stoppedMs = stoppedMs
+        self.throttle = throttle
         self.cpuMs = cpuMs
         self.runnableMs = runnableMs
         self.blockedSymbol = blockedSymbol

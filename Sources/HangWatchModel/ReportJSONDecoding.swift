@@ -101,6 +101,9 @@ struct HangFileJSON: Decodable {
             blockedSymbol: symbol,
             lockOwner: try c.decodeIfPresent(LockOwner.self, forKey: "lockOwner"),
             runningThreads: try c.decodeIfPresent([RunningThread].self, forKey: "runningThreads") ?? [],
-            poolThreads: try c.decodeIfPresent([PoolThread].self, forKey: "poolThreads"))
+            poolThreads: try c.decodeIfPresent([PoolThread].self, forKey: "poolThreads"),
+            cause: try c.decodeIfPresent(HangCause.self, forKey: "cause"),
+            stoppedMs: try c.decodeIfPresent(Double.self, forKey: "stoppedMs"),
+            throttle: try c.decodeIfPresent(CPUThrottle.self, forKey: "throttle"))
     }
 }

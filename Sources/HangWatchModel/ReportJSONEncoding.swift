@@ -119,6 +119,48 @@ struct HangJSON: JSONTree {
             ("poolThreads", .optional(hang.poolThreads) { threads in
                 .array(threads.map { PoolThreadJSON(thread: $0, maxTreeDepth: maxTreeDepth).json })
             }),
+            ("cause", .optional(hang.cause) { HangCauseJSON(cause: $0, maxTreeDepth: maxTreeDepth).json }),
+            ("stoppedMs", .optional(hang.stoppedMs, ms)),
+            ("throttle", .optional(hang.throttle) { CPUThrottleJSON(throttle: $0).json }),
+        ])
+    }
+}
+
+struct HangCauseJSON: JSONTree {
+    var cause: HangCause
+    var maxTreeDepth: Int
+    var json: JSONValue {
+        .object([
+            ("kind", .string(cause.kind.rawValue)),
+            ("threads", .optional(cause.threads) { threads in
+                .array(threads.map { t in
+                    .object([
+                        ("tid", .integer(t.tid)),
+                        ("name", .string(t.name)),
+                        ("function", .optional(t.function, JSONValue.string)),
+                        ("waitsFor", .integer(t.waitsFor)),
+                        ("evidence", .string(t.evidence)),
+                        ("callTree", .optional(t.callTree) { NodeJSON(node: $0, levelsLeft: maxTreeDepth).json }),
+                    ])
+                })
+            }),
+            ("ms", .optional(cause.ms, ms)),
+            ("loadAverage", .optional(cause.loadAverage, ms)),
+            ("runnableTasks", .optional(cause.runnableTasks, JSONValue.integer)),
+            ("cpus", .optional(cause.cpus, JSONValue.integer)),
+        ])
+    }
+}
+
+struct CPUThrottleJSON: JSONTree {
+    var throttle: CPUThrottle
+    var json: JSONValue {
+        .object([
+            ("throttledMs", ms(throttle.throttledMs)),
+            ("throttledPeriods", .integer(throttle.throttledPeriods)),
+            ("quotaMs", .optional(throttle.quotaMs, ms)),
+            ("periodMs", ms(throttle.periodMs)),
+            ("cgroupVersion", .integer(throttle.cgroupVersion)),
         ])
     }
 }

@@ -52,7 +52,8 @@ enum HangListText {
 
     /// "cpu", "blocked in usleep", "mixed, in poll".
     static func kind(_ hang: Hang) -> String {
-        guard let call = hang.blockedIn, !call.isEmpty, hang.kind != .cpu else { return hang.kind.rawValue }
-        return hang.kind == .blocked ? "blocked in \(call)" : "mixed, in \(call)"
+        let cause = hang.cause.map { " · " + $0.kind.rawValue } ?? ""
+        guard let call = hang.blockedIn, !call.isEmpty, hang.kind != .cpu else { return hang.kind.rawValue + cause }
+        return (hang.kind == .blocked ? "blocked in \(call)" : "mixed, in \(call)") + cause
     }
 }

@@ -60,15 +60,25 @@ enum HangStateText {
 
     /// The lines the text report prints under a hang's header.
     static func detailLines(_ hang: Hang, width: Int) -> [String] {
-        let facts = [cpu(hang), blocked(hang), owner(hang), noOwner(hang)].compactMap { $0 }
+        let facts = [HangCauseText.line(hang), cpu(hang), blocked(hang), owner(hang), noOwner(hang),
+                     HangCauseText.measures(hang)].compactMap { $0 }
         return facts.flatMap { TextLayout.wrap("  " + $0, width: width, hangingIndent: 4) }
     }
 
-    /// The owner's call tree, for the text report.
+    /// The owner's call tree, and those of a deadlock's other threads, for the text report.
     static func ownerTreeLines(_ hang: Hang, width: Int) -> [String] {
-        guard let owner = hang.lockOwner, let tree = owner.callTree else { return [] }
-        let title = "  Lock owner \(owner.name.isEmpty ? "" : owner.name + " ")(tid \(owner.tid)) during the wait, "
-            + "\(tree.sampleCount) \(tree.sampleCount == 1 ? "sample" : "samples"):"
-        return TextLayout.wrap(title, width: width) + CallTreeText(width: width).lines(for: tree)
+        var out: [String] = []
+        if let owner = hang.lockOwner, let tree = owner.callTree {
+            let title = "  Lock owner \(owner.name.isEmpty ? "" : owner.name + " ")(tid \(owner.tid)) during the wait, "
+                + "\(tree.sampleCount) \(tree.sampleCount == 1 ? "sample" : "samples"):"
+            out += TextLayout.wrap(title, width: width) + CallTreeText(width: width).lines(for: tree)
+        }
+        for thread in hang.cause?.threads ?? [] where thread.tid != hang.lockOwner?.tid {
+            guard let tree = thread.callTree else { continue }
+            let title = "  Deadlocked \(thread.name.isEmpty ? "" : thread.name + " ")(tid \(thread.tid)), "
+                + "\(tree.sampleCount) \(tree.sampleCount == 1 ? "sample" : "samples"):"
+            out += TextLayout.wrap(title, width: width) + CallTreeText(width: width).lines(for: tree)
+        }
+        return out
     }
 }

@@ -31,7 +31,15 @@ enum MarkdownEvidence {
             + "\(hang.sampleCount == 1 ? "sample" : "samples") "
             + "(\(NumberFormat.percent(hang.sampleCoverage, of: 1, decimals: 0)) covered); heaviest path "
             + "(weight, share of the hang's samples, self time):"
-        return [header, ""] + MarkdownSyntax.fenced(lines)
+        return causeLines(finding) + [header, ""] + MarkdownSyntax.fenced(lines)
+    }
+
+    /// One line per hang of the finding that has a cause (at most three), then a blank line.
+    static func causeLines(_ finding: HangFinding) -> [String] {
+        let lines = finding.hangs.compactMap { hang in
+            HangCauseText.line(hang).map { "Hang #\(hang.id) cause: \(MarkdownSyntax.text($0))" }
+        }.prefix(3)
+        return lines.isEmpty ? [] : lines.flatMap { [$0, ""] }
     }
 
     /// "  401.0 ms  100.0%    0.0 ms  main [RunLoopDemo]", indented by depth (capped so deep paths stay readable).

@@ -12,6 +12,9 @@ struct RunGates {
     }
 
     var hang: HangLimit?
+    /// `--count-stopped`: hangs whose cause is `stopped` (the process was
+    /// stopped for most of them) count for the hang gate too; by default they do not.
+    var countStopped = false
     /// `--fail-on-hitch-ratio=X`: the main frame loop's hitch ratio must not exceed X ms/s.
     var hitchRatioMsPerS: Double?
 
@@ -30,7 +33,7 @@ struct RunGates {
             case .reportThreshold: limit = report.thresholds.reportMs
             case .ms(let ms): limit = ms
             }
-            let over = report.hangs.filter { $0.durationMs >= limit }
+            let over = report.hangs.filter { $0.durationMs >= limit && (countStopped || $0.cause?.kind != .stopped) }
             if let longest = over.max(by: { $0.durationMs < $1.durationMs }) {
                 found.append(Breach(status: ExitCode.hangGate, message:
                     "hang gate failed: \(over.count) \(over.count == 1 ? "hang" : "hangs") of \(limit.clean) ms or more "

@@ -97,6 +97,9 @@ struct RunOptions {
                 }
             case "--fail-on-hitch-ratio":
                 options.gates.hitchRatioMsPerS = try number(O.failOnHitchRatio, next())
+            case "--count-stopped":
+                guard inline == nil else { throw .message("--count-stopped takes no value") }
+                options.gates.countStopped = true
             case let flag where LiveOptions.flags.contains(flag):
                 let text = try next()
                 do { try liveWords.take(flag, value: text) } catch { throw .message(error.message) }
@@ -116,6 +119,9 @@ struct RunOptions {
         }
         if options.gates.hitchRatioMsPerS != nil && options.capture.frameMs == nil {
             throw .message("--fail-on-hitch-ratio needs --frame-ms: hitches are only measured against a frame deadline")
+        }
+        if options.gates.countStopped && options.gates.hang == nil {
+            throw .message("--count-stopped changes --fail-on-hang: give --fail-on-hang too")
         }
         if case .ms(let limit)? = options.gates.hang, limit < options.capture.hangMs {
             throw .message("--fail-on-hang=\(limit.clean) is below --hang-ms (\(options.capture.hangMs.clean)): shorter hangs are not recorded")

@@ -54,7 +54,10 @@ enum Usage {
 
     CI gates (checked after the report is written):
       --fail-on-hang[=MS]         fail when a hang lasted MS or more (default: the
-                                  --report-ms threshold); write the limit with '='
+                                  --report-ms threshold); write the limit with '=';
+                                  a hang spent mostly stopped (cause 'stopped':
+                                  SIGSTOP, Ctrl-Z, a debugger) does not count
+      --count-stopped             count such hangs for --fail-on-hang too
       --fail-on-hitch-ratio=X     fail when the frame loop hitched more than X ms per
                                   second; needs --frame-ms
 

@@ -289,7 +289,7 @@ import Testing
 
         #expect(keys(object) == ["schemaVersion", "process", "thresholds", "summary", "hangs", "frames", "frameLoops",
                                  "launch", "notes"])
-        #expect(object["schemaVersion"] as? Int == 4)
+        #expect(object["schemaVersion"] as? Int == 5)
         #expect(keys(object["process"]) == ["pid", "executable", "arguments", "exitCode", "signal", "wallMs",
                                             "cpuUserMs", "cpuSystemMs", "peakRssKb", "startTimeUnixNs"])
         #expect(keys(object["thresholds"]) == ["hangMs", "reportMs", "sampleHz", "frameMs"])
@@ -297,7 +297,7 @@ import Testing
         let hang = (object["hangs"] as? [Any])?.first
         #expect(keys(hang) == ["id", "thread", "startMs", "durationMs", "reported", "inProgress", "kind", "blockedIn",
                                "sampleCount", "sampleCoverage", "callTree", "cpuMs", "runnableMs", "lockOwner",
-                               "runningThreads", "poolThreads"])
+                               "runningThreads", "poolThreads", "cause", "stoppedMs", "throttle"])
         #expect(keys((hang as? [String: Any])?["thread"]) == ["tid", "name", "role"])
         let node = (hang as? [String: Any])?["callTree"]
         #expect(keys(node) == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children", "source",
@@ -344,7 +344,7 @@ import Testing
     }
 
     @Test func schemaProblemsNameTheField() throws {
-        #expect(Self.decodeError(#"{"schemaVersion": 5}"#) == .unsupportedSchemaVersion(found: 5, supported: 4))
+        #expect(Self.decodeError(#"{"schemaVersion": 6}"#) == .unsupportedSchemaVersion(found: 6, supported: 5))
         #expect(Self.decodeError(#"{"process": {}}"#) == .missingField(path: "schemaVersion"))
         #expect(Self.decodeError(#"{"schemaVersion": 1}"#) == .missingField(path: "process"))
 
@@ -369,8 +369,8 @@ import Testing
             + String(repeating: "}", count: 600) + "}"
         #expect(Self.decodeError(nested) == .tooDeeplyNested(limit: JSONReport.maxNesting))
         // Brackets inside strings do not count.
-        #expect(Self.decodeError(#"{"schemaVersion": 5, "s": ""# + String(repeating: "[", count: 1000) + "\"}")
-                == .unsupportedSchemaVersion(found: 5, supported: 4))
+        #expect(Self.decodeError(#"{"schemaVersion": 6, "s": ""# + String(repeating: "[", count: 1000) + "\"}")
+                == .unsupportedSchemaVersion(found: 6, supported: 5))
     }
 
     /// Byte-level corruption of a valid file must end in a clean error or a

@@ -94,6 +94,9 @@ enum hw_record_type {
     HW_REC_LOCK_OWNER = 13,   // the thread holding the futex a busy thread waits on (hw_rec_lock_owner)
     HW_REC_OWNER_SAMPLE = 14, // a sample of that owner: hw_rec_sample layout, tid = the owner's OS tid
     HW_REC_RAN_DURING = 15,   // threads that used CPU while a busy thread waited with no owner known
+    HW_REC_WAIT_LINK = 16,    // a further link of a wait-for chain: hw_rec_lock_owner layout, os_tid = that link's waiter
+    HW_REC_STOPPED = 17,      // the whole process was stopped (or frozen) for a while (hw_rec_stopped)
+    HW_REC_CPU_LIMIT = 18,    // the cgroup's CPU throttling over a sampled busy period (hw_rec_cpu_limit)
 };
 
 /// Shared header at offset 0 of the log file; the ring follows at header_size.
@@ -388,5 +391,43 @@ typedef struct hw_rec_ran_during {
     uint64_t time_ns;
     hw_ran_thread threads[HW_RAN_MAX];
 } hw_rec_ran_during;
+
+// ---- causes outside the thread's own code (stop_clock.c, cpu_limit.c) --------
+
+/// The watchdog woke `to_ns - from_ns` late and was neither running nor
+/// runnable for `stopped_ns` of that: every thread of the process was stopped
+/// (SIGSTOP, Ctrl-Z, a tracer's group stop) or frozen (the cgroup freezer).
+typedef struct hw_rec_stopped {
+    hw_rec_header h;
+    uint32_t reserved;
+    uint32_t reserved2;
+    uint64_t from_ns;     // the tick it should have woken at
+    uint64_t to_ns;       // when it woke
+    uint64_t stopped_ns;  // at most to_ns - from_ns
+} hw_rec_stopped;
+
+/// cgroup versions a CPU limit was read from (hw_rec_cpu_limit.version).
+enum { HW_CGROUP_NONE = 0, HW_CGROUP_V1 = 1, HW_CGROUP_V2 = 2 };
+/// hw_rec_cpu_limit.quota_us when the group has no quota.
+#define HW_CPU_QUOTA_NONE UINT64_MAX
+
+/// The process's cgroup CPU accounting over one sampled busy period, read by
+/// the watchdog when the session started and again when the hang was
+/// announced and when it ended (the reader keeps the latest), with the
+/// machine's load at that last reading.
+typedef struct hw_rec_cpu_limit {
+    hw_rec_header h;
+    int32_t tid;             // slot id
+    uint32_t version;        // HW_CGROUP_*; NONE: cpu.stat could not be read (`err`)
+    uint64_t busy_seq;
+    uint64_t first_ns, last_ns;          // when the two readings were taken
+    uint64_t first_throttled_ns, last_throttled_ns; // throttled_time (v1, ns) or throttled_usec * 1000 (v2)
+    uint64_t first_nr_throttled, last_nr_throttled;
+    uint64_t quota_us, period_us;        // cfs_quota_us / cpu.max; HW_CPU_QUOTA_NONE: no limit
+    uint32_t err;            // errno of the failed open or read when version is NONE
+    uint32_t load_centi;     // /proc/loadavg's 1-minute figure x 100 (UINT32_MAX: unread)
+    uint32_t runnable;       // /proc/loadavg's running tasks at the last reading (UINT32_MAX: unread)
+    uint32_t cpus;           // online CPUs (sysconf), 0 unknown
+} hw_rec_cpu_limit;
 
 #endif

@@ -72,7 +72,18 @@ package struct ReportDiff: Sendable, Equatable {
             metric("cpuMs", "CPU time", "ms") { $0.cpuMs },
             metric("peakRssKb", "Peak RSS", "KiB") { $0.peakRssKb.map(Double.init) },
         ]
+        // Hangs by cause, for the causes either report has.
+        for kind in HangCause.Kind.allCases where b.causeCounts[kind] != nil || a.causeCounts[kind] != nil {
+            metrics.append(metric(Self.causeKey(kind), "Hangs caused by \(kind.rawValue)", "count") {
+                Double($0.causeCounts[kind] ?? 0)
+            })
+        }
         symbols = Self.symbolChanges(before: SymbolWeights.of(before), after: SymbolWeights.of(after), limit: symbolLimit)
+    }
+
+    /// The metric key of a cause's hang count: `deadlockHangCount`, `starvedOfCPUHangCount`, ...
+    package static func causeKey(_ kind: HangCause.Kind) -> String {
+        (kind == .starvedOfCPU ? "starvedOfCPU" : kind.rawValue) + "HangCount"
     }
 
     static func symbolChanges(before: [String: SymbolWeight], after: [String: SymbolWeight], limit: Int) -> [SymbolChange] {

@@ -23,6 +23,8 @@ package struct ReportMetrics: Sendable, Equatable {
     /// The program's user + system CPU time; nil when either is unknown.
     package var cpuMs: Double?
     package var peakRssKb: Int?
+    /// Hangs per cause (`deadlock`, `throttled`, `stopped`, `starved-of-cpu`); kinds with none are absent.
+    package var causeCounts: [HangCause.Kind: Int] = [:]
 
     package init(_ report: Report) {
         // From the hangs rather than the stored summary, so a filtered or
@@ -40,5 +42,6 @@ package struct ReportMetrics: Sendable, Equatable {
             cpuMs = user + system
         }
         peakRssKb = report.process.peakRssKb
+        for hang in report.hangs { if let kind = hang.cause?.kind { causeCounts[kind, default: 0] += 1 } }
     }
 }

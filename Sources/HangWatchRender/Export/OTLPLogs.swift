@@ -76,6 +76,12 @@ package enum OTLPLogs {
         attribute(&w, 6, "hangwatch.hang.thread_role", .string(hang.thread.role))
         attribute(&w, 6, "hangwatch.hang.sample_count", .int(Int64(hang.sampleCount)))
         if let call = hang.blockedIn { attribute(&w, 6, "hangwatch.hang.blocked_in", .string(call)) }
+        if let cause = hang.cause {
+            attribute(&w, 6, "hangwatch.hang.cause", .string(cause.kind.rawValue))
+            if let line = HangCauseText.line(hang) { attribute(&w, 6, "hangwatch.hang.cause_detail", .string(line)) }
+        }
+        if let stopped = hang.stoppedMs { attribute(&w, 6, "hangwatch.hang.stopped_ms", .double(stopped)) }
+        if let throttle = hang.throttle { attribute(&w, 6, "hangwatch.hang.throttled_ms", .double(throttle.throttledMs)) }
         if let pool = hang.poolThreads {
             attribute(&w, 6, "hangwatch.hang.pool_threads", .int(Int64(pool.count)))
             attribute(&w, 6, "hangwatch.hang.pool_job_hang_ids", .strings(pool.map { String($0.jobHangId) }))

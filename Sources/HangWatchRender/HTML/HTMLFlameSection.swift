@@ -31,8 +31,8 @@ enum HTMLFlameSection {
                      hang.kind.rawValue + (hang.blockedIn.map { ", waiting in \($0)" } ?? ""),
                      "\(hang.sampleCount) samples covering \(NumberFormat.percent(hang.sampleCoverage, of: 1, decimals: 0))"]
         if hang.inProgress { facts.append("still running at exit") }
-        facts += [HangStateText.cpu(hang), HangStateText.blocked(hang), HangStateText.owner(hang),
-                  HangStateText.noOwner(hang)].compactMap { $0 }
+        facts += [HangCauseText.line(hang), HangStateText.cpu(hang), HangStateText.blocked(hang), HangStateText.owner(hang),
+                  HangStateText.noOwner(hang), HangCauseText.measures(hang)].compactMap { $0 }
         let title = "Hang #\(hang.id) · \(NumberFormat.ms(hang.durationMs))"
         let chip = "<span class=\"chip \(severity.cssClass)\">\(severity.label)</span>"
         return section(id: sectionID(hang), tree: "hang:\(hang.id)", title: title, chip: chip, facts: facts)

@@ -68,6 +68,10 @@ enum HTMLStyles {
     .hang-bar.sev-reported { fill: var(--reported); }
     .hang-bar.sev-micro { fill: var(--micro); }
     .launch-bar { fill: var(--launch); }
+    .hang-bar.cause-deadlock, .swatch.cause-deadlock { fill: #6b2fa3; background: #6b2fa3; }
+    .hang-bar.cause-throttled, .swatch.cause-throttled { fill: #2f6fa3; background: #2f6fa3; }
+    .hang-bar.cause-stopped, .swatch.cause-stopped { fill: #6f7782; background: #6f7782; }
+    .hang-bar.cause-starved-of-cpu, .swatch.cause-starved-of-cpu { fill: #2f8f83; background: #2f8f83; }
     .legend { display: flex; flex-wrap: wrap; gap: 4px 18px; margin-top: 8px; font-size: 12px; color: var(--muted); }
     .legend-item { display: inline-flex; align-items: center; gap: 6px; }
     .swatch { display: inline-block; width: 14px; height: 12px; border-radius: 3px; background: #ccc; }

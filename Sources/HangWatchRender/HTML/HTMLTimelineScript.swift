@@ -113,7 +113,8 @@ enum HTMLTimelineScript {
       const left = x(hang.startMs);
       const width = Math.max(3, x(hang.startMs + hang.durationMs) - left);
       link.appendChild(svgEl('rect', { x: left, y: y, width: width, height: h, rx: 3,
-                                       class: `hang-bar sev-${level}` + (hang.inProgress ? ' in-progress' : ''),
+                                       class: `hang-bar sev-${level}` + (hang.inProgress ? ' in-progress' : '')
+                                         + (hang.cause ? ' cause-' + hang.cause.kind : ''),
                                        'data-hang-id': hang.id }));
       if (hang.inProgress) {
         link.appendChild(svgEl('rect', { x: left, y: y, width: width, height: h, rx: 3, fill: 'url(#in-progress-stripes)' }));
@@ -126,6 +127,7 @@ enum HTMLTimelineScript {
       const lines = [SEVERITY_LABELS[level] + (hang.inProgress ? ' · still running at exit' : ''),
                      `starts at +${fixed(hang.startMs / 1000, 3)} s`,
                      hang.kind + (hang.blockedIn ? ', waiting in ' + hang.blockedIn : ''),
+                     ...(hang.cause ? ['cause: ' + hang.cause.kind] : []),
                      plural(hang.sampleCount, 'sample'),
                      hasFlameGraph(hang) ? 'click to see its call tree' : 'no call tree: shorter than the report threshold'];
       link.addEventListener('mousemove', event => showTooltip(event, `Hang #${hang.id} · ${ms(hang.durationMs)}`, lines));

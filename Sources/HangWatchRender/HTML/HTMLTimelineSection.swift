@@ -14,6 +14,10 @@ enum HTMLTimelineSection {
             swatch("in-progress", "still running at exit"),
         ]
         if report.launch != nil { legend.append(swatch("launch", "launch (start to first wait)")) }
+        // A hang with a cause is coloured by it instead of by its length.
+        for kind in HangCause.Kind.allCases where report.hangs.contains(where: { $0.cause?.kind == kind }) {
+            legend.append(swatch("cause-" + kind.rawValue, "cause: " + kind.rawValue))
+        }
         return """
         <section id="timeline-section">
         <h2>Timeline <span class="h2-detail">process start to exit · one row per watched thread · \
