@@ -30,3 +30,15 @@ uint32_t hw_inprocess_interpose(uint32_t what) {
 }
 
 void hw_never_watch_this_thread(void) { hw_tls_never_watch(); }
+
+// The linker defines these bounds of a section whose name is a C identifier
+// (wrapper_text.h); weak, so an image without the section links too.
+extern const char __start_hw_wrapper_text[] __attribute__((weak, visibility("hidden")));
+extern const char __stop_hw_wrapper_text[] __attribute__((weak, visibility("hidden")));
+
+bool hw_wrapper_text_range(uintptr_t *start, uintptr_t *end) {
+    if (!__start_hw_wrapper_text || !__stop_hw_wrapper_text) return false;
+    *start = (uintptr_t)__start_hw_wrapper_text;
+    *end = (uintptr_t)__stop_hw_wrapper_text;
+    return *end > *start;
+}

@@ -22,6 +22,7 @@
 // errno reach the program unchanged: nothing here touches errno after it.
 #include "engine_internal.h"
 #include "user_memory.h"
+#include "wrapper_text.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -79,7 +80,7 @@ static inline void wait_exit(inprocess_wait *w) {
 
 #define SITE() ((uintptr_t)__builtin_return_address(0))
 
-static int inprocess_epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout) {
+HW_WRAPPER_TEXT static int inprocess_epoll_wait(int epfd, struct epoll_event *ev, int max, int timeout) {
     inprocess_wait w;
     if (timeout == 0 || !wait_enter(&w, SITE(), HW_WAIT_EPOLL, true, HW_CALL_EPOLL_WAIT))
         return real.epoll_wait(epfd, ev, max, timeout);
@@ -88,7 +89,7 @@ static int inprocess_epoll_wait(int epfd, struct epoll_event *ev, int max, int t
     return rc;
 }
 
-static int inprocess_epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask) {
+HW_WRAPPER_TEXT static int inprocess_epoll_pwait(int epfd, struct epoll_event *ev, int max, int timeout, const sigset_t *mask) {
     inprocess_wait w;
     if (timeout == 0 || !wait_enter(&w, SITE(), HW_WAIT_EPOLL, true, HW_CALL_EPOLL_PWAIT))
         return real.epoll_pwait(epfd, ev, max, timeout, mask);
@@ -97,7 +98,7 @@ static int inprocess_epoll_pwait(int epfd, struct epoll_event *ev, int max, int 
     return rc;
 }
 
-static int inprocess_poll(struct pollfd *fds, nfds_t n, int timeout) {
+HW_WRAPPER_TEXT static int inprocess_poll(struct pollfd *fds, nfds_t n, int timeout) {
     inprocess_wait w;
     if (timeout == 0 || !wait_enter(&w, SITE(), HW_WAIT_FDSET, n > 0, HW_CALL_POLL))
         return real.poll(fds, n, timeout);
@@ -117,7 +118,7 @@ static bool zero_timeout(const struct timespec *tmo) {
     return zero;
 }
 
-static int inprocess_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask) {
+HW_WRAPPER_TEXT static int inprocess_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *tmo, const sigset_t *mask) {
     inprocess_wait w;
     if (zero_timeout(tmo) || !wait_enter(&w, SITE(), HW_WAIT_FDSET, n > 0, HW_CALL_PPOLL))
         return real.ppoll(fds, n, tmo, mask);
@@ -128,7 +129,7 @@ static int inprocess_ppoll(struct pollfd *fds, nfds_t n, const struct timespec *
 
 // The sleeps: a frame loop's idle wait (HANGWATCH_FRAME_MS), as for the
 // agent; elsewhere a blocked call whose registers give its sample.
-static int inprocess_usleep(useconds_t us) {
+HW_WRAPPER_TEXT static int inprocess_usleep(useconds_t us) {
     inprocess_wait w;
     if (us == 0 || !wait_enter(&w, SITE(), HW_WAIT_SLEEP, false, HW_CALL_USLEEP)) return real.usleep(us);
     int rc = real.usleep(us);
@@ -136,7 +137,7 @@ static int inprocess_usleep(useconds_t us) {
     return rc;
 }
 
-static int inprocess_nanosleep(const struct timespec *req, struct timespec *rem) {
+HW_WRAPPER_TEXT static int inprocess_nanosleep(const struct timespec *req, struct timespec *rem) {
     inprocess_wait w;
     if (!wait_enter(&w, SITE(), HW_WAIT_SLEEP, false, HW_CALL_NANOSLEEP)) return real.nanosleep(req, rem);
     int rc = real.nanosleep(req, rem);
@@ -144,7 +145,7 @@ static int inprocess_nanosleep(const struct timespec *req, struct timespec *rem)
     return rc;
 }
 
-static int inprocess_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
+HW_WRAPPER_TEXT static int inprocess_clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem) {
     inprocess_wait w;
     if (!wait_enter(&w, SITE(), HW_WAIT_SLEEP, false, HW_CALL_CLOCK_NANOSLEEP))
         return real.clock_nanosleep(clock, flags, req, rem);

@@ -17,6 +17,7 @@
 // reader from the job hangs: each job busy record carries 1 + its queue's
 // index, and a HW_NOTE_POOL_QUEUE note per queue gives the queue's width.
 #include "engine_internal.h"
+#include "wrapper_text.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -245,7 +246,7 @@ static inline void job_ended(hw_slot *slot) {
     hw_heartbeat_wait_begin(slot);
 }
 
-static void run_job(uint32_t queue, void *job) {
+HW_WRAPPER_TEXT static void run_job(uint32_t queue, void *job) {
     hw_job_fn fn = __atomic_load_n(&pool.run_job, __ATOMIC_RELAXED);
     hw_slot *slot = __builtin_expect(worker_state == WORKER_WATCHED, 1) ? worker_slot : claim_worker_slot();
     if (!slot || in_job || hw_g.disabled) { fn(job); return; }
@@ -261,7 +262,7 @@ static void run_job(uint32_t queue, void *job) {
 
 // One trampoline per queue index: the job pointer is the only argument, so
 // the queue is told by which function runs.
-#define HW_TRAMPOLINE(i) static void run_job_##i(void *job) { run_job(i, job); }
+#define HW_TRAMPOLINE(i) HW_WRAPPER_TEXT static void run_job_##i(void *job) { run_job(i, job); }
 HW_TRAMPOLINE(0) HW_TRAMPOLINE(1) HW_TRAMPOLINE(2) HW_TRAMPOLINE(3)
 HW_TRAMPOLINE(4) HW_TRAMPOLINE(5) HW_TRAMPOLINE(6) HW_TRAMPOLINE(7)
 static void (*const trampolines[HW_POOL_QUEUES])(void *) = {

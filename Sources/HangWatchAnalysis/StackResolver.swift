@@ -21,7 +21,7 @@ struct StackResolver {
         self.run = run
         self.symbolicator = symbolicator
         agentRanges = run.modules.filter { run.agentModuleStarts.contains($0.start) && $0.end > $0.start }
-            .map { $0.start...($0.end - 1) }
+            .map { $0.start...($0.end - 1) } + run.wrapperCode
     }
 
     /// The root of a sample whose copied stack ended before the stack did.

@@ -16,6 +16,10 @@ package final class CaptureCollector {
     // is single-threaded by design, and no access to these overlaps another
     // (the compiler still checks the static cases).
     @exclusivity(unchecked) package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it
+
+    /// Frames in `range` are hangwatch's wrappers in the program's own image:
+    /// the report leaves them out, as it leaves out the preload agent.
+    package func leaveOut(wrapperCode range: ClosedRange<UInt64>) { run.wrapperCode.append(range) }
     private var unwinders: [UInt32: OpaquePointer] = [:] // per image generation (exec restarts it)
     /// The one `unwinder(for:)` returned last: every sample asks, nearly always for the same generation.
     private var lastUnwinder: (generation: UInt32, unwinder: OpaquePointer)?

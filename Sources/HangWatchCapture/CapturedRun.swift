@@ -8,6 +8,9 @@ import HangWatchSymbols
 public struct CapturedRun: Sendable {
     package var modules: [ModuleImage] = []
     public var agentModuleStarts: Set<UInt64> = []
+    /// Code of hangwatch's own inside a program image (the library's wait
+    /// wrappers and job trampolines): on the program's stacks, not its work.
+    package var wrapperCode: [ClosedRange<UInt64>] = []
     /// Watched threads by OS thread id.
     public var threads: [Int32: CapturedThread] = [:]
     /// Busy periods that reached the hang threshold, keyed by image, thread and sequence.

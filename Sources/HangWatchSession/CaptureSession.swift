@@ -128,6 +128,8 @@ package final class CaptureSession {
         guard rc == 0 else { throw .engine(String(cString: strerror(errno))) }
         // After the engine, on the same thread (docs/DESIGN.md, "The library's heartbeats").
         if interposing != 0 { _ = hw_inprocess_interpose(interposing) }
+        var start: UInt = 0, end: UInt = 0
+        if hw_wrapper_text_range(&start, &end) { collector.leaveOut(wrapperCode: UInt64(start)...UInt64(end - 1)) }
     }
 
     /// The attach back-end: starts the poller on the process given at `init`.

@@ -40,6 +40,8 @@ extension Integration {
                     #expect(thread.blockedIn == (kind == .cpu ? nil : "usleep"))
                     let tree = try #require(thread.callTree)
                     #expect(tree.heaviestPathSymbols.contains { $0.contains(function) }, "\(name) thread \(thread.tid)")
+                    #expect(!tree.allSymbols.contains { $0.hasPrefix("inprocess_") || $0.hasPrefix("run_job") },
+                            "\(way): hangwatch's wrappers in \(tree.allSymbols)")
                     // Each thread's job is a job hang of its own, named by id.
                     let job = try #require(hangs.first { $0.id == thread.jobHangId })
                     #expect(job.thread.role == Hang.jobRole && job.thread.tid == thread.tid)

@@ -28,6 +28,11 @@ extension Integration {
                 #expect(hang.thread.name.hasPrefix("NIO-ELT-0-#") && hang.thread.role == "loop", "\(hang.thread)")
                 let tree = try #require(hang.callTree, "\(way) \(name): no tree")
                 #expect(tree.heaviestPathSymbols.contains { $0.contains(name) }, "\(way): \(tree.heaviestPathSymbols)")
+                // hangwatch's own wrappers are not the program's work, in its image or the agent's.
+                #expect(!tree.allSymbols.contains { $0.hasPrefix("inprocess_") || $0.hasPrefix("hw_") }, "\(way): \(tree.allSymbols)")
+                if blockedIn != nil {
+                    #expect(hang.blockedSymbol?.contains(name) == true, "\(way) \(name): called from \(hang.blockedSymbol ?? "-")")
+                }
             }
         }
 

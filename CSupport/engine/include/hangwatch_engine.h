@@ -162,6 +162,10 @@ uint32_t hw_inprocess_interpose(uint32_t what);
 /// The calling thread is hangwatch's own (the library's reader, its callback
 /// and exporter threads): never watched, whatever the thread list says.
 void hw_never_watch_this_thread(void);
+/// The addresses [start, end) of this image's wrapper functions (the
+/// in-process wait wrappers and the pool's job trampolines): frames there are
+/// hangwatch's, not the program's. False when the image has none.
+bool hw_wrapper_text_range(uintptr_t *start, uintptr_t *end);
 
 /// Monotonic clock in ns. SIGNAL-SAFE.
 uint64_t hw_now_ns(void);
