@@ -27,7 +27,6 @@
 // Everything here is async-signal-safe (sigaction may be called from a
 // handler): a table indexed by signal number, atomics, no locks.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <errno.h>
 #include <string.h>

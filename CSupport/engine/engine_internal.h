@@ -1,6 +1,6 @@
-// State shared between the engine's files; the agent's wrappers use some of it
-// too (the exec guard, signal chaining and counts, the watchdog's stop and
-// restart). Not part of the public API.
+// State and functions shared between the engine's own files. Included only
+// inside CSupport/engine: the agent sees agent_hooks.h, attach and the CLI
+// their own headers. Not part of the public API.
 #ifndef HANGWATCH_ENGINE_INTERNAL_H
 #define HANGWATCH_ENGINE_INTERNAL_H
 
@@ -213,8 +213,6 @@ void hw_modules_record(hw_log_header *log, uint32_t generation);
 
 // sampler_signal.c
 int hw_signal_install(void);
-/// SIGNAL-SAFE. Whether `si` is one of our sampling signals.
-bool hw_signal_is_ours(const void *siginfo);
 /// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
 bool hw_signal_request(pid_t tid);
 /// SIGNAL-SAFE. The program ignores SIGPROF and so does the kernel: no signal
@@ -222,28 +220,6 @@ bool hw_signal_request(pid_t tid);
 bool hw_signal_ignored(void);
 /// Ask thread `tid` whether it is running main-queue work (probe mode).
 bool hw_signal_request_identify(pid_t tid);
-/// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.
-int hw_signal_set_chained(const void *act, void *oldact);
-/// SIGNAL-SAFE. Whether our SIGPROF handler is in place (in this process or
-/// the parent it was forked from): the program's SIGPROF dispositions then
-/// go through hw_signal_set_chained.
-bool hw_signal_owns_sigprof(void);
-/// Per-thread counts of the signal handlers that ran on a thread, so that an
-/// interposed wait cut short by EINTR knows whose signal did it. `unseen`:
-/// signals the program would never have received without us (our samples, a
-/// SIGPROF it ignores); `program`: the program's own handlers (wrapped by the
-/// agent, or its SIGPROF handler chained from ours). Only handlers running on
-/// the thread itself write them, so one 8-byte load reads both consistently.
-typedef union hw_signal_counts { struct { uint32_t unseen, program; } n; uint64_t both; } hw_signal_counts;
-extern __thread hw_signal_counts hw_tls_signal_counts __attribute__((tls_model("initial-exec")));
-/// SIGNAL-SAFE. This thread's counts now: one TLS load.
-static inline hw_signal_counts hw_signal_counts_now(void) {
-    return (hw_signal_counts){ .both = __atomic_load_n(&hw_tls_signal_counts.both, __ATOMIC_RELAXED) };
-}
-/// SIGNAL-SAFE. A program's signal handler is about to run on this thread.
-static inline void hw_signal_count_program(void) {
-    __atomic_fetch_add(&hw_tls_signal_counts.n.program, 1, __ATOMIC_RELAXED);
-}
 
 // sampler_stack.c
 /// What a blocked thread's poll wrote: nothing (the log was full), a new
@@ -301,10 +277,6 @@ void hw_perf_session_close(hw_slot *slot);
 void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
 // watchdog.c
-int hw_watchdog_start(void);
-/// Stop the watchdog thread and wait until it is gone (the process must be
-/// single-threaded for unshare(CLONE_NEWUSER)); hw_watchdog_start restarts it.
-void hw_watchdog_stop(void);
 /// A busy period started while the watchdog may be parked: wake it.
 void hw_watchdog_wake(void);
 
@@ -360,8 +332,6 @@ void hw_tsc_clock_start(void);
 void hw_tsc_clock_tick(uint64_t now);
 /// Stop serving TSC stamps (the watchdog is going away, or a fork child).
 void hw_tsc_clock_stop(void);
-/// SIGNAL-SAFE. hw_fast_now_ns(), and whether the TSC gave it (false: clock_gettime did).
-uint64_t hw_stamp_ns(bool *from_tsc);
 /// How far a heartbeat stamp may be from CLOCK_MONOTONIC, either way: a
 /// published TSC pair and rate that predicts the next pair worse than this
 /// is withdrawn (tsc_clock.c).
@@ -432,12 +402,6 @@ void hw_cpu_limit_write(hw_slot *slot);
 // exec_guard.c
 /// Send a sampling (or identify) signal unless an exec is under way.
 bool hw_signal_send(pid_t tid, bool identify);
-/// Before a real exec in the owner process: no sampling signal is sent from
-/// now on, and none of ours is left pending on this thread to kill the new
-/// image (SIGPROF's default action). Returns whether it quiesced anything.
-bool hw_exec_prepare(void);
-/// The exec failed: sampling resumes.
-void hw_exec_failed(bool prepared);
 
 // main_queue.c (probe mode: the in-process library under dispatchMain)
 /// The watchdog's per-tick duty for the main-queue probe; returns when it is

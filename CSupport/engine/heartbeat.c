@@ -143,6 +143,11 @@ void hw_tls_leave(hw_tls_saved saved) {
 hw_slot *hw_tls_slot_fast(void);
 hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
 
+uint64_t hw_tls_stack_top(void) {
+    hw_slot *slot = hw_tls_slot_fast();
+    return slot ? __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED) : 0;
+}
+
 void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
     if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
