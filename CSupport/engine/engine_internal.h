@@ -165,6 +165,27 @@ enum hw_perf_state { HW_PERF_UNTRIED = 0, HW_PERF_WORKS, HW_PERF_REFUSED };
 
 extern hw_engine hw_g;
 
+/// One subsystem's part in the engine's lifecycle (lifecycle.c), defined
+/// beside the code it starts; subsystems.c lists them in the order they run.
+/// Any hook may be NULL.
+typedef struct hw_subsystem {
+    const char *name;
+    /// Engine start, before the engine runs (no thread is watched yet):
+    /// nonzero fails the start.
+    int (*open)(void);
+    /// Engine start, once it runs: nonzero fails the start and stops it.
+    int (*start)(void);
+    /// Engine stop, in the process that started it, before the exit record.
+    void (*stop)(void);
+    /// SIGNAL-SAFE. The child side of fork: drop what the child inherited
+    /// and must not use (it may run between fork and exec).
+    void (*after_fork)(void);
+} hw_subsystem;
+
+/// The subsystems in hook order (subsystems.c).
+extern const hw_subsystem *const hw_subsystems[];
+extern const size_t hw_subsystem_count;
+
 // owner.c
 /// SIGNAL-SAFE. True in the process that started the engine; false in any
 /// child made by fork, _Fork or a raw clone (a MADV_WIPEONFORK page), so a
@@ -276,7 +297,7 @@ void hw_perf_after_fork(hw_perf_ring *r);
 void hw_perf_session_close(hw_slot *slot);
 void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
-// watchdog.c
+// watchdog_wake.c
 /// A busy period started while the watchdog may be parked: wake it.
 void hw_watchdog_wake(void);
 

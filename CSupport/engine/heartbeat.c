@@ -276,3 +276,19 @@ void hw_flush_frames(hw_slot *slot) {
     }
     slot->frame_count = 0;
 }
+
+// The main thread is registered now, from the constructor, so that no
+// registration (which allocates) ever happens inside a signal handler.
+static int heartbeat_start(void) {
+    if (getpid() == (pid_t)syscall(SYS_gettid)) (void)hw_current_slot();
+    return 0;
+}
+
+// Frames still buffered: at exit the loop threads no longer write.
+static void heartbeat_stop(void) {
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++)
+        if (hw_slot_alive(__atomic_load_n(&hw_g.slots[i].life, __ATOMIC_ACQUIRE))) hw_flush_frames(&hw_g.slots[i]);
+}
+
+const hw_subsystem hw_heartbeat_subsystem = { .name = "heartbeat", .start = heartbeat_start, .stop = heartbeat_stop };

@@ -553,3 +553,5 @@ void hw_lock_session_end(hw_slot *slot) {
     close_owner(w, index);
     *w = (struct lock_watch){ .active = false };
 }
+
+const hw_subsystem hw_lock_owner_subsystem = { .name = "lock owner", .after_fork = hw_lock_after_fork };

@@ -413,3 +413,15 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     }
     return slot;
 }
+
+// In-process the main-queue probe parks on dispatch work, which the bracket
+// hooks count; the main queue's holder is guessed while the main thread
+// still holds it. Under the agent its wrappers bracket the main queue instead.
+static int main_queue_probe_start(void) {
+    if (hw_g.interposed) return 0;
+    hw_dispatch_brackets_install();
+    hw_main_queue_owner_guess(dlsym(RTLD_DEFAULT, "_dispatch_main_q"), hw_g.pid);
+    return 0;
+}
+
+const hw_subsystem hw_main_queue_probe_subsystem = { .name = "main-queue probe", .start = main_queue_probe_start };

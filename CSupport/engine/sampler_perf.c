@@ -352,3 +352,10 @@ void hw_perf_after_fork(hw_perf_ring *r) {
     r->map = NULL;
     r->fd = r->old_fd = -1;
 }
+
+// SIGNAL-SAFE: close and stores. The sessions' samplers of every slot.
+static void perf_after_fork(void) {
+    for (uint32_t i = 0; i < HW_MAX_SLOTS; i++) hw_perf_after_fork(&hw_g.slots[i].session.perf);
+}
+
+const hw_subsystem hw_perf_subsystem = { .name = "kernel sampler", .after_fork = perf_after_fork };

@@ -275,3 +275,5 @@ bool hw_signal_ignored(void) {
 
 bool hw_signal_request(pid_t tid) { return send_cookie(tid, HW_SAMPLE_COOKIE); }
 bool hw_signal_request_identify(pid_t tid) { return send_cookie(tid, HW_IDENTIFY_COOKIE); }
+
+const hw_subsystem hw_signal_subsystem = { .name = "signal sampler", .open = hw_signal_install };

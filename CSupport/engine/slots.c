@@ -113,3 +113,5 @@ int hw_slots_init(void) {
 void hw_slot_bind_thread(hw_slot *slot) {
     if (exit_key_ready) pthread_setspecific(exit_key, slot);
 }
+
+const hw_subsystem hw_slots_subsystem = { .name = "slots", .open = hw_slots_init };

@@ -438,11 +438,6 @@ static enum park_result park(uint64_t timeout_ns) {
     return __atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL) ? PARK_TIMED_OUT : PARK_WOKEN;
 }
 
-void hw_watchdog_wake(void) {
-    if (__atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL))
-        syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 // A thread blocked for long in one place (a main thread parked in
 // pthread_join) would cost a /proc read and a wakeup per millisecond for
 // nothing new. Once every sampled thread has shown the same blocked stack
@@ -665,3 +660,5 @@ void hw_watchdog_stop(void) {
     wait_until_gone(__atomic_load_n(&last_watchdog_tid, __ATOMIC_ACQUIRE));
     hw_g.watchdog_started = false;
 }
+
+const hw_subsystem hw_watchdog_subsystem = { .name = "watchdog", .start = hw_watchdog_start };
