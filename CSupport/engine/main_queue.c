@@ -278,7 +278,7 @@ void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp) {
 /// timer's worker that woke the watchdog may be done before the watchdog
 /// runs, the MainActor job it enqueued not yet begun. Not the probe's own
 /// drain: it begins before the probe answers, and the worker opens one more
-/// bracket 1-20 µs after it (measured), which HW_PROBE_TRAIL_NS leaves out.
+/// bracket just after it, which HW_PROBE_TRAIL_NS leaves out.
 /// At most once per HW_PROBE_RESTART_NS: short work every few milliseconds
 /// costs at most 30 probes a second more than a steady 20 ms gap.
 static uint64_t next_probe_due(uint64_t now, uint64_t last_run, bool *restart) {
