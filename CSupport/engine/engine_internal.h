@@ -206,25 +206,28 @@ void hw_pool_worker_gone(void);
 void hw_slot_release(hw_slot *slot, bool by_watchdog);
 /// SIGNAL-SAFE. Whether the slot is claimed by a live thread (odd life).
 static inline bool hw_slot_alive(uint32_t life) { return (life & 1u) != 0; }
-/// Create the thread-exit hook (pthread key) once, from engine start.
-int hw_slots_init(void);
+/// Create the thread-exit hook (a pthread key) once, from engine start:
+/// `on_exit` runs as a thread bound to a slot exits (thread_exit.c).
+int hw_slots_on_thread_exit(void (*on_exit)(void *slot));
 /// The calling thread is watched through `slot`: arm its exit hook.
 void hw_slot_bind_thread(hw_slot *slot);
 
-// heartbeat.c
+// slot_records.c
 void hw_log_thread(const hw_slot *slot);
 /// The same with the thread's name given (NULL: the calling thread's own).
 void hw_log_thread_named(const hw_slot *slot, const char *name);
-/// This thread is never watched (the watchdog, threads past their exit hook).
-void hw_tls_never_watch(void);
 /// Write the frames a slot has buffered (its own thread, or at exit).
 void hw_flush_frames(hw_slot *slot);
+void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
+
+// heartbeat.c
+/// This thread is never watched (the watchdog, threads past their exit hook).
+void hw_tls_never_watch(void);
 typedef struct hw_tls_saved { hw_slot *slot; uint8_t state; } hw_tls_saved;
 hw_tls_saved hw_tls_enter(hw_slot *slot);
 /// SIGNAL-SAFE. The calling thread's slot if it is watched now, without deciding anything.
 hw_slot *hw_tls_slot_fast(void);
 void hw_tls_leave(hw_tls_saved saved);
-void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
 /// SIGNAL-SAFE. Count of our sampling signals handled on this slot's thread.
 /// The watchdog compares it over a session to count the requests answered.
 uint32_t hw_signal_hits(const hw_slot *slot);

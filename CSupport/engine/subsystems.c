@@ -13,12 +13,12 @@
 //    the TSC clock (no watchdog in the child refreshes its scale).
 #include "engine_internal.h"
 
-extern const hw_subsystem hw_slots_subsystem, hw_session_record_subsystem, hw_modules_subsystem,
+extern const hw_subsystem hw_thread_exit_subsystem, hw_session_record_subsystem, hw_modules_subsystem,
     hw_signal_subsystem, hw_heartbeat_subsystem, hw_pool_subsystem, hw_main_queue_probe_subsystem,
     hw_watchdog_subsystem, hw_perf_subsystem, hw_lock_owner_subsystem, hw_tsc_clock_subsystem;
 
 const hw_subsystem *const hw_subsystems[] = {
-    &hw_slots_subsystem,
+    &hw_thread_exit_subsystem,
     &hw_session_record_subsystem,
     &hw_modules_subsystem,
     &hw_signal_subsystem,
