@@ -15,7 +15,7 @@
 /// hangwatch process created).
 hw_log_header *hw_log_open(const char *path);
 
-// ---- engine (engine.c) ------------------------------------------------------
+// ---- engine (lifecycle.c, engine_state.c) -----------------------------------
 
 /// Stop sampling and write an exit record (safe to call more than once).
 void hw_engine_stop(void);
@@ -103,7 +103,7 @@ bool hw_pool_is_runtime_queue(void *queue, long width);
 /// (the library starts after the runtime may have made its queues).
 void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
 
-// ---- signal chaining and counts (sampler_signal.c) --------------------------
+// ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---
 
 /// SIGNAL-SAFE. Whether `si` is one of our sampling signals.
 bool hw_signal_is_ours(const void *siginfo);

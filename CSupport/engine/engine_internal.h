@@ -235,13 +235,25 @@ uint32_t hw_signal_hits(const hw_slot *slot);
 // modules.c
 void hw_modules_record(hw_log_header *log, uint32_t generation);
 
-// sampler_signal.c
-int hw_signal_install(void);
-/// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
-bool hw_signal_request(pid_t tid);
+// sigprof_disposition.c: the program's SIGPROF disposition beside ours.
+typedef void (*hw_sigprof_handler)(int, siginfo_t *, void *);
+/// Install `handler` as the SIGPROF handler, keeping the program's
+/// disposition as it was (engine start).
+int hw_sigprof_install(hw_sigprof_handler handler);
+/// SIGNAL-SAFE. Deliver a SIGPROF that is not ours (`siginfo`, `ucontext`)
+/// as the kernel would have without us.
+void hw_sigprof_chain(int sig, void *siginfo, void *ucontext);
+/// SIGNAL-SAFE. A signal the program would never have seen ran a handler here.
+static inline void hw_signal_count_unseen(void) {
+    __atomic_fetch_add(&hw_tls_signal_counts.n.unseen, 1, __ATOMIC_RELAXED);
+}
 /// SIGNAL-SAFE. The program ignores SIGPROF and so does the kernel: no signal
 /// of ours can sample (a note says so once).
 bool hw_signal_ignored(void);
+
+// signal_request.c
+/// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
+bool hw_signal_request(pid_t tid);
 /// Ask thread `tid` whether it is running main-queue work (probe mode).
 bool hw_signal_request_identify(pid_t tid);
 
