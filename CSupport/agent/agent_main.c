@@ -4,7 +4,6 @@
 // (fork, or exec of another program) sees that the log belongs to another pid
 // and stays inert: only the launched program is watched.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

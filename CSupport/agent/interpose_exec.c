@@ -6,7 +6,6 @@
 // nothing: their child is another process with another pid, and our signals
 // only ever name threads of this one.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -6,7 +6,6 @@
 // the program gets the result it would have had without us, at any time,
 // not only before its first wait.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <dlfcn.h>
 #include <errno.h>

@@ -19,7 +19,7 @@
 //  - the old action reported back is always the program's, never the
 //    trampoline: the kernel's answer with the program's handler put back.
 // SIGPROF, which carries our samples, is chained by the engine instead
-// (engine/sampler_signal.c). Handlers installed with a raw rt_sigaction are
+// (engine/sigprof_disposition.c). Handlers installed with a raw rt_sigaction are
 // not seen; their runs count as unknown, so a wait they cut short ends as it
 // would without us. A raw read and write-back of a wrapped handler: see
 // HW_TRAMPOLINES.
@@ -27,7 +27,6 @@
 // Everything here is async-signal-safe (sigaction may be called from a
 // handler): a table indexed by signal number, atomics, no locks.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <errno.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 //    a program handler ran, as they would without us.
 //  - the wait takes it off the queue: a set holding SIGPROF, on a thread that
 //    blocks SIGPROF, receives our pending sample as if it were the program's.
-//    The siginfo tells ours apart (engine/sampler_signal.c); it is dropped
+//    The siginfo tells ours apart (engine/signal_request.c); it is dropped
 //    and the wait goes on. The program's siginfo buffer is written only with
 //    what it would have received.
 // glibc's sigwaitinfo, sigwait and sigpause call its sigtimedwait and

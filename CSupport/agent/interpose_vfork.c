@@ -8,7 +8,6 @@
 // twice on one stack, and a frame of ours would be clobbered by the child
 // before the parent returned through it.
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <dlfcn.h>
 #include <unistd.h>

@@ -19,7 +19,6 @@
 #ifndef HANGWATCH_WAIT_SCOPE_H
 #define HANGWATCH_WAIT_SCOPE_H
 #include "agent_internal.h"
-#include "../engine/engine_internal.h"
 
 #include <errno.h>
 #include <stdint.h>

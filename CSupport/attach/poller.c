@@ -510,8 +510,8 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
                 // it idle: it started after that poll by at most what the baseline holds
                 // from before it (wake-ups too short to see; the baseline is refreshed
                 // every 10 ms while idle) and what short wake-ups early in the gap used.
-                // Dating it at this poll instead made a hang one late poll short (CI,
-                // 2026-12-02: 310 ms for a 320 ms batch after a 14.8 ms gap). As
+                // Dating it at this poll instead would make a hang one late poll short
+                // (BENCHMARKS.md, "Attach"). As
                 // everywhere here, a wait for a CPU after the wake counts as busy.
                 else if (sched && t->seen && base && sched >= base)
                     hi = prev;
@@ -708,7 +708,7 @@ static void *poller_main(void *arg) {
     // Dating transitions to ±0.5 ms needs the poll on time, also on a busy
     // machine: raise this thread's priority when allowed (root or
     // CAP_SYS_NICE; otherwise it stays as it is). Only this thread: it sleeps
-    // 98 % of the time, and a normal-class priority (not real-time) still
+    // almost all the time, and a normal-class priority (not real-time) still
     // lets a tracee it waits for run on the same CPU.
     if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -20) != 0)
         setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), -5);

@@ -1,9 +1,8 @@
 // libunwind keeps its per-address cache under a lock, and takes the lock with
 // every signal blocked: sigprocmask(SIG_SETMASK, all, &saved) before and
-// sigprocmask(SIG_SETMASK, &saved, NULL) after, around each step. That is 72
-// system calls for a 35-frame sample, 316 ns a pair on the reference VM:
-// about half of the hangwatch process's ~23 µs per sample (BENCHMARKS.md,
-// issue 11). The masking exists so that a signal handler that unwinds on the
+// sigprocmask(SIG_SETMASK, &saved, NULL) after, around each step: two system
+// calls per frame, a large share of the hangwatch process's cost per sample
+// (BENCHMARKS.md, "Unwinding without libunwind's signal-mask system calls"). The masking exists so that a signal handler that unwinds on the
 // same thread cannot deadlock on the lock. In the hangwatch process no signal
 // handler unwinds (its handlers forward a signal or set a flag; samples are
 // unwound by the reader, outside any handler), so the masking protects

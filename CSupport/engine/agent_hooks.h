@@ -1,8 +1,9 @@
-// The engine's entry points that only the preload agent calls: its constructor
-// and exit/fork hooks, and the hooks its wait, vfork and dispatch wrappers use.
-// Not under include/, so Swift (which imports include/hangwatch_engine.h) never
-// sees them; the agent reaches them through agent_internal.h, the engine's own
-// files through engine_internal.h.
+// The engine's entry points that the preload agent calls, and the only engine
+// header the agent (CSupport/agent) includes: its constructor and exit/fork
+// hooks, the hooks its wait, vfork, exec, namespace and dispatch wrappers
+// use, and signal chaining. The slot stays opaque here. Not under include/, so
+// Swift (which imports include/hangwatch_engine.h) never sees them; the
+// engine's own files reach them through engine_internal.h.
 #ifndef HANGWATCH_AGENT_HOOKS_H
 #define HANGWATCH_AGENT_HOOKS_H
 
@@ -14,7 +15,7 @@
 /// hangwatch process created).
 hw_log_header *hw_log_open(const char *path);
 
-// ---- engine (engine.c) ------------------------------------------------------
+// ---- engine (lifecycle.c, engine_state.c) -----------------------------------
 
 /// Stop sampling and write an exit record (safe to call more than once).
 void hw_engine_stop(void);
@@ -51,6 +52,11 @@ void hw_capture_context(hw_blocked_context *out);
 /// into the thread's slot; `ctx` may go away as soon as this returns.
 void hw_blocked_begin(hw_slot *slot, const hw_blocked_context *ctx, int call);
 void hw_blocked_end(hw_slot *slot);
+
+/// SIGNAL-SAFE. The top of the calling thread's stack as its slot knows it;
+/// 0 when the thread is not watched now (user_memory.h copies directly only
+/// between the stack pointer and this).
+uint64_t hw_tls_stack_top(void);
 
 /// For the vfork wrapper: the calling thread is about to vfork. Until its own
 /// next wait, waits made on its TLS by another task (the child) are not heartbeats.
@@ -96,5 +102,54 @@ bool hw_pool_is_runtime_queue(void *queue, long width);
 /// registered is checked by its label and registered when it is the pool's
 /// (the library starts after the runtime may have made its queues).
 void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
+
+// ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---
+
+/// SIGNAL-SAFE. Whether `si` is one of our sampling signals.
+bool hw_signal_is_ours(const void *siginfo);
+/// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.
+int hw_signal_set_chained(const void *act, void *oldact);
+/// SIGNAL-SAFE. Whether our SIGPROF handler is in place (in this process or
+/// the parent it was forked from): the program's SIGPROF dispositions then
+/// go through hw_signal_set_chained.
+bool hw_signal_owns_sigprof(void);
+/// Per-thread counts of the signal handlers that ran on a thread, so that an
+/// interposed wait cut short by EINTR knows whose signal did it. `unseen`:
+/// signals the program would never have received without us (our samples, a
+/// SIGPROF it ignores); `program`: the program's own handlers (wrapped by the
+/// agent, or its SIGPROF handler chained from ours). Only handlers running on
+/// the thread itself write them, so one 8-byte load reads both consistently.
+typedef union hw_signal_counts { struct { uint32_t unseen, program; } n; uint64_t both; } hw_signal_counts;
+extern __thread hw_signal_counts hw_tls_signal_counts __attribute__((tls_model("initial-exec")));
+/// SIGNAL-SAFE. This thread's counts now: one TLS load.
+static inline hw_signal_counts hw_signal_counts_now(void) {
+    return (hw_signal_counts){ .both = __atomic_load_n(&hw_tls_signal_counts.both, __ATOMIC_RELAXED) };
+}
+/// SIGNAL-SAFE. A program's signal handler is about to run on this thread.
+static inline void hw_signal_count_program(void) {
+    __atomic_fetch_add(&hw_tls_signal_counts.n.program, 1, __ATOMIC_RELAXED);
+}
+
+// ---- the heartbeat's clock (tsc_clock.c) ------------------------------------
+
+/// SIGNAL-SAFE. hw_fast_now_ns(), and whether the TSC gave it (false: clock_gettime did).
+uint64_t hw_stamp_ns(bool *from_tsc);
+
+// ---- the watchdog thread (watchdog.c) ---------------------------------------
+
+/// Start the watchdog thread (engine start, and after hw_watchdog_stop).
+int hw_watchdog_start(void);
+/// Stop the watchdog thread and wait until it is gone (the process must be
+/// single-threaded for unshare(CLONE_NEWUSER)); hw_watchdog_start restarts it.
+void hw_watchdog_stop(void);
+
+// ---- exec guard (exec_guard.c) ----------------------------------------------
+
+/// Before a real exec in the owner process: no sampling signal is sent from
+/// now on, and none of ours is left pending on this thread to kill the new
+/// image (SIGPROF's default action). Returns whether it quiesced anything.
+bool hw_exec_prepare(void);
+/// The exec failed: sampling resumes.
+void hw_exec_failed(bool prepared);
 
 #endif

@@ -1,6 +1,6 @@
-// State shared between the engine's files; the agent's wrappers use some of it
-// too (the exec guard, signal chaining and counts, the watchdog's stop and
-// restart). Not part of the public API.
+// State and functions shared between the engine's own files. Included only
+// inside CSupport/engine: the agent sees agent_hooks.h, attach and the CLI
+// their own headers. Not part of the public API.
 #ifndef HANGWATCH_ENGINE_INTERNAL_H
 #define HANGWATCH_ENGINE_INTERNAL_H
 
@@ -165,6 +165,27 @@ enum hw_perf_state { HW_PERF_UNTRIED = 0, HW_PERF_WORKS, HW_PERF_REFUSED };
 
 extern hw_engine hw_g;
 
+/// One subsystem's part in the engine's lifecycle (lifecycle.c), defined
+/// beside the code it starts; subsystems.c lists them in the order they run.
+/// Any hook may be NULL.
+typedef struct hw_subsystem {
+    const char *name;
+    /// Engine start, before the engine runs (no thread is watched yet):
+    /// nonzero fails the start.
+    int (*open)(void);
+    /// Engine start, once it runs: nonzero fails the start and stops it.
+    int (*start)(void);
+    /// Engine stop, in the process that started it, before the exit record.
+    void (*stop)(void);
+    /// SIGNAL-SAFE. The child side of fork: drop what the child inherited
+    /// and must not use (it may run between fork and exec).
+    void (*after_fork)(void);
+} hw_subsystem;
+
+/// The subsystems in hook order (subsystems.c).
+extern const hw_subsystem *const hw_subsystems[];
+extern const size_t hw_subsystem_count;
+
 // owner.c
 /// SIGNAL-SAFE. True in the process that started the engine; false in any
 /// child made by fork, _Fork or a raw clone (a MADV_WIPEONFORK page), so a
@@ -185,25 +206,28 @@ void hw_pool_worker_gone(void);
 void hw_slot_release(hw_slot *slot, bool by_watchdog);
 /// SIGNAL-SAFE. Whether the slot is claimed by a live thread (odd life).
 static inline bool hw_slot_alive(uint32_t life) { return (life & 1u) != 0; }
-/// Create the thread-exit hook (pthread key) once, from engine start.
-int hw_slots_init(void);
+/// Create the thread-exit hook (a pthread key) once, from engine start:
+/// `on_exit` runs as a thread bound to a slot exits (thread_exit.c).
+int hw_slots_on_thread_exit(void (*on_exit)(void *slot));
 /// The calling thread is watched through `slot`: arm its exit hook.
 void hw_slot_bind_thread(hw_slot *slot);
 
-// heartbeat.c
+// slot_records.c
 void hw_log_thread(const hw_slot *slot);
 /// The same with the thread's name given (NULL: the calling thread's own).
 void hw_log_thread_named(const hw_slot *slot, const char *name);
-/// This thread is never watched (the watchdog, threads past their exit hook).
-void hw_tls_never_watch(void);
 /// Write the frames a slot has buffered (its own thread, or at exit).
 void hw_flush_frames(hw_slot *slot);
+void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
+
+// heartbeat.c
+/// This thread is never watched (the watchdog, threads past their exit hook).
+void hw_tls_never_watch(void);
 typedef struct hw_tls_saved { hw_slot *slot; uint8_t state; } hw_tls_saved;
 hw_tls_saved hw_tls_enter(hw_slot *slot);
 /// SIGNAL-SAFE. The calling thread's slot if it is watched now, without deciding anything.
 hw_slot *hw_tls_slot_fast(void);
 void hw_tls_leave(hw_tls_saved saved);
-void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags);
 /// SIGNAL-SAFE. Count of our sampling signals handled on this slot's thread.
 /// The watchdog compares it over a session to count the requests answered.
 uint32_t hw_signal_hits(const hw_slot *slot);
@@ -211,39 +235,27 @@ uint32_t hw_signal_hits(const hw_slot *slot);
 // modules.c
 void hw_modules_record(hw_log_header *log, uint32_t generation);
 
-// sampler_signal.c
-int hw_signal_install(void);
-/// SIGNAL-SAFE. Whether `si` is one of our sampling signals.
-bool hw_signal_is_ours(const void *siginfo);
-/// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
-bool hw_signal_request(pid_t tid);
+// sigprof_disposition.c: the program's SIGPROF disposition beside ours.
+typedef void (*hw_sigprof_handler)(int, siginfo_t *, void *);
+/// Install `handler` as the SIGPROF handler, keeping the program's
+/// disposition as it was (engine start).
+int hw_sigprof_install(hw_sigprof_handler handler);
+/// SIGNAL-SAFE. Deliver a SIGPROF that is not ours (`siginfo`, `ucontext`)
+/// as the kernel would have without us.
+void hw_sigprof_chain(int sig, void *siginfo, void *ucontext);
+/// SIGNAL-SAFE. A signal the program would never have seen ran a handler here.
+static inline void hw_signal_count_unseen(void) {
+    __atomic_fetch_add(&hw_tls_signal_counts.n.unseen, 1, __ATOMIC_RELAXED);
+}
 /// SIGNAL-SAFE. The program ignores SIGPROF and so does the kernel: no signal
 /// of ours can sample (a note says so once).
 bool hw_signal_ignored(void);
+
+// signal_request.c
+/// Ask thread `tid` for a CPU sample. Returns false when the signal could not be sent.
+bool hw_signal_request(pid_t tid);
 /// Ask thread `tid` whether it is running main-queue work (probe mode).
 bool hw_signal_request_identify(pid_t tid);
-/// Forward a program's own sigaction for SIGPROF to the chain instead of replacing ours.
-int hw_signal_set_chained(const void *act, void *oldact);
-/// SIGNAL-SAFE. Whether our SIGPROF handler is in place (in this process or
-/// the parent it was forked from): the program's SIGPROF dispositions then
-/// go through hw_signal_set_chained.
-bool hw_signal_owns_sigprof(void);
-/// Per-thread counts of the signal handlers that ran on a thread, so that an
-/// interposed wait cut short by EINTR knows whose signal did it. `unseen`:
-/// signals the program would never have received without us (our samples, a
-/// SIGPROF it ignores); `program`: the program's own handlers (wrapped by the
-/// agent, or its SIGPROF handler chained from ours). Only handlers running on
-/// the thread itself write them, so one 8-byte load reads both consistently.
-typedef union hw_signal_counts { struct { uint32_t unseen, program; } n; uint64_t both; } hw_signal_counts;
-extern __thread hw_signal_counts hw_tls_signal_counts __attribute__((tls_model("initial-exec")));
-/// SIGNAL-SAFE. This thread's counts now: one TLS load.
-static inline hw_signal_counts hw_signal_counts_now(void) {
-    return (hw_signal_counts){ .both = __atomic_load_n(&hw_tls_signal_counts.both, __ATOMIC_RELAXED) };
-}
-/// SIGNAL-SAFE. A program's signal handler is about to run on this thread.
-static inline void hw_signal_count_program(void) {
-    __atomic_fetch_add(&hw_tls_signal_counts.n.program, 1, __ATOMIC_RELAXED);
-}
 
 // sampler_stack.c
 /// What a blocked thread's poll wrote: nothing (the log was full), a new
@@ -300,11 +312,7 @@ void hw_perf_after_fork(hw_perf_ring *r);
 void hw_perf_session_close(hw_slot *slot);
 void hw_write_note(pid_t tid, uint32_t code, uint64_t value);
 
-// watchdog.c
-int hw_watchdog_start(void);
-/// Stop the watchdog thread and wait until it is gone (the process must be
-/// single-threaded for unshare(CLONE_NEWUSER)); hw_watchdog_start restarts it.
-void hw_watchdog_stop(void);
+// watchdog_wake.c
 /// A busy period started while the watchdog may be parked: wake it.
 void hw_watchdog_wake(void);
 
@@ -360,8 +368,6 @@ void hw_tsc_clock_start(void);
 void hw_tsc_clock_tick(uint64_t now);
 /// Stop serving TSC stamps (the watchdog is going away, or a fork child).
 void hw_tsc_clock_stop(void);
-/// SIGNAL-SAFE. hw_fast_now_ns(), and whether the TSC gave it (false: clock_gettime did).
-uint64_t hw_stamp_ns(bool *from_tsc);
 /// How far a heartbeat stamp may be from CLOCK_MONOTONIC, either way: a
 /// published TSC pair and rate that predicts the next pair worse than this
 /// is withdrawn (tsc_clock.c).
@@ -432,12 +438,6 @@ void hw_cpu_limit_write(hw_slot *slot);
 // exec_guard.c
 /// Send a sampling (or identify) signal unless an exec is under way.
 bool hw_signal_send(pid_t tid, bool identify);
-/// Before a real exec in the owner process: no sampling signal is sent from
-/// now on, and none of ours is left pending on this thread to kill the new
-/// image (SIGPROF's default action). Returns whether it quiesced anything.
-bool hw_exec_prepare(void);
-/// The exec failed: sampling resumes.
-void hw_exec_failed(bool prepared);
 
 // main_queue.c (probe mode: the in-process library under dispatchMain)
 /// The watchdog's per-tick duty for the main-queue probe; returns when it is

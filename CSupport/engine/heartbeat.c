@@ -21,26 +21,6 @@ static __thread pid_t tls_vfork_parent __attribute__((tls_model("initial-exec"))
 
 static pid_t current_tid(void) { return (pid_t)syscall(SYS_gettid); }
 
-// SIGNAL-SAFE (the main-queue identify path calls it): reserve, prctl, commit.
-void hw_log_thread(const hw_slot *slot) { hw_log_thread_named(slot, NULL); }
-
-// SIGNAL-SAFE: reserve, a copy (or prctl), commit.
-void hw_log_thread_named(const hw_slot *slot, const char *name) {
-    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
-    hw_rec_thread *rec = (hw_rec_thread *)hw_log_reserve(hw_g.log, sizeof *rec);
-    if (!rec) return;
-    rec->tid = slot->tid;
-    rec->role = slot->role;
-    rec->os_tid = slot->os_tid;
-    if (name) {
-        memset(rec->name, 0, sizeof rec->name);
-        for (size_t i = 0; i + 1 < sizeof rec->name && name[i]; i++) rec->name[i] = name[i];
-    } else {
-        prctl(PR_GET_NAME, rec->name, 0, 0, 0);
-    }
-    hw_log_commit(&rec->h, HW_REC_THREAD);
-}
-
 void hw_tls_never_watch(void) {
     tls_state = TLS_NEVER;
     __atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -143,18 +123,9 @@ void hw_tls_leave(hw_tls_saved saved) {
 hw_slot *hw_tls_slot_fast(void);
 hw_slot *hw_tls_slot_fast(void) { return tls_state == TLS_WATCHED ? tls_slot : NULL; }
 
-void hw_emit_busy(hw_slot *slot, uint32_t type, uint64_t start, uint64_t end, uint32_t flags) {
-    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
-    hw_rec_busy *rec = (hw_rec_busy *)hw_log_reserve(hw_g.log, sizeof *rec);
-    if (!rec) return;
-    rec->tid = slot->tid;
-    rec->flags = flags;
-    rec->busy_seq = slot->busy_seq;
-    rec->start_ns = start;
-    rec->end_ns = end;
-    rec->os_tid = slot->os_tid;
-    rec->pool_queue = slot->job_queue;
-    hw_log_commit(&rec->h, type);
+uint64_t hw_tls_stack_top(void) {
+    hw_slot *slot = hw_tls_slot_fast();
+    return slot ? __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED) : 0;
 }
 
 void hw_heartbeat_wait_begin(hw_slot *slot) { hw_heartbeat_wait_begin_at(slot, hw_fast_now_ns()); }
@@ -257,17 +228,18 @@ uint32_t hw_signal_hits(const hw_slot *slot) {
     return __atomic_load_n(&slot->signal_hits, __ATOMIC_ACQUIRE);
 }
 
-void hw_flush_frames(hw_slot *slot) {
-    uint32_t n = slot->frame_count;
-    if (n > HW_FRAME_BATCH) n = HW_FRAME_BATCH; // the record holds a batch, no more
-    if (n == 0 || !hw_g.log || hw_g.disabled || !hw_owned()) return;
-    hw_rec_frames *rec = (hw_rec_frames *)hw_log_reserve(hw_g.log, sizeof *rec);
-    if (rec) {
-        rec->tid = slot->tid;
-        rec->count = n;
-        memcpy(rec->start_ns, slot->frame_start, n * sizeof rec->start_ns[0]);
-        memcpy(rec->duration_us, slot->frame_us, n * sizeof rec->duration_us[0]);
-        hw_log_commit(&rec->h, HW_REC_FRAMES);
-    }
-    slot->frame_count = 0;
+// The main thread is registered now, from the constructor, so that no
+// registration (which allocates) ever happens inside a signal handler.
+static int heartbeat_start(void) {
+    if (getpid() == (pid_t)syscall(SYS_gettid)) (void)hw_current_slot();
+    return 0;
 }
+
+// Frames still buffered: at exit the loop threads no longer write.
+static void heartbeat_stop(void) {
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++)
+        if (hw_slot_alive(__atomic_load_n(&hw_g.slots[i].life, __ATOMIC_ACQUIRE))) hw_flush_frames(&hw_g.slots[i]);
+}
+
+const hw_subsystem hw_heartbeat_subsystem = { .name = "heartbeat", .start = heartbeat_start, .stop = heartbeat_stop };

@@ -273,3 +273,12 @@ _Static_assert(HW_POOL_QUEUES == 8, "one trampoline per pool queue");
 static void (*hw_pool_trampoline(int index))(void *) {
     return index >= 0 && index < HW_POOL_QUEUES ? trampolines[index] : NULL;
 }
+
+// Under the agent only: the in-process library calls hw_pool_init when it
+// redirects the pool's calls (inprocess_pool.c).
+static int pool_start(void) {
+    if (hw_g.interposed) hw_pool_init();
+    return 0;
+}
+
+const hw_subsystem hw_pool_subsystem = { .name = "cooperative pool", .start = pool_start };

@@ -4,8 +4,8 @@
 // instead of faulting; never a dereference) and knows the owner when the
 // lock keeps one:
 //  - FUTEX_LOCK_PI (Swift's Synchronization.Mutex on Linux, PI mutexes): the
-//    word is the owner's tid (measured: a held Mutex reads 0x6c39, the
-//    holder's tid, and 0x80006c39 once a waiter sleeps on it with op 0x86);
+//    word is the owner's tid, with FUTEX_WAITERS (the top bit) set once a
+//    waiter sleeps on it (op FUTEX_LOCK_PI);
 //  - FUTEX_WAIT on a glibc pthread_mutex_t (NSLock, pthread_mutex_lock): the
 //    word is 1 or 2 and __data.__owner at +8 is the holder's tid (the layout
 //    is checked: a user count of at least one, a known mutex kind);
@@ -363,8 +363,8 @@ static void sample_owner(hw_slot *slot, struct lock_watch *w) {
     // The owner as the kernel last saw it running since the previous poll,
     // one sample standing for the poll's ticks, as a signal would: a waiter
     // parked for long is polled every 16th tick, and writing every one of
-    // the owner's 1 kHz samples cost the watchdog more than the 2 % a parked
-    // thread may (idle_join: 2.06 %).
+    // the owner's samples would cost the watchdog more than a parked thread
+    // may (BENCHMARKS.md, "parked in pthread_join").
     uint32_t pending = hw_perf_pending(&w->owner_perf);
     struct owner_sample_ctx ctx = { slot, w->owner, pending ? pending - 1 : 0 };
     if (hw_perf_drain(&w->owner_perf, write_owner_kernel_sample, &ctx)) w->have_last = false; // it ran: no repeat
@@ -553,3 +553,5 @@ void hw_lock_session_end(hw_slot *slot) {
     close_owner(w, index);
     *w = (struct lock_watch){ .active = false };
 }
+
+const hw_subsystem hw_lock_owner_subsystem = { .name = "lock owner", .after_fork = hw_lock_after_fork };

@@ -278,7 +278,7 @@ void hw_main_queue_stack_seen(hw_slot *slot, pid_t tid, uint64_t sp) {
 /// timer's worker that woke the watchdog may be done before the watchdog
 /// runs, the MainActor job it enqueued not yet begun. Not the probe's own
 /// drain: it begins before the probe answers, and the worker opens one more
-/// bracket 1-20 µs after it (measured), which HW_PROBE_TRAIL_NS leaves out.
+/// bracket just after it, which HW_PROBE_TRAIL_NS leaves out.
 /// At most once per HW_PROBE_RESTART_NS: short work every few milliseconds
 /// costs at most 30 probes a second more than a steady 20 ms gap.
 static uint64_t next_probe_due(uint64_t now, uint64_t last_run, bool *restart) {
@@ -413,3 +413,15 @@ hw_slot *hw_main_queue_identify_here(uint64_t sp) {
     }
     return slot;
 }
+
+// In-process the main-queue probe parks on dispatch work, which the bracket
+// hooks count; the main queue's holder is guessed while the main thread
+// still holds it. Under the agent its wrappers bracket the main queue instead.
+static int main_queue_probe_start(void) {
+    if (hw_g.interposed) return 0;
+    hw_dispatch_brackets_install();
+    hw_main_queue_owner_guess(dlsym(RTLD_DEFAULT, "_dispatch_main_q"), hw_g.pid);
+    return 0;
+}
+
+const hw_subsystem hw_main_queue_probe_subsystem = { .name = "main-queue probe", .start = main_queue_probe_start };

@@ -14,8 +14,7 @@
 // probe falls back to asking the running threads. So that a stall before
 // the first probe has run is not left to that fallback, the engine's start
 // (before dispatchMain(), in most programs) takes the one word holding the
-// main thread's id as a first guess (libdispatch 6: 56 bytes in, measured),
-// which the first probe checks, and replaces if wrong, rather than turning
+// main thread's id as a first guess, which the first probe checks, and replaces if wrong, rather than turning
 // anything off.
 //
 // The watchdog then reads that word with one atomic load. The main queue is

@@ -97,3 +97,10 @@ void hw_modules_record(hw_log_header *log, uint32_t generation) {
     dl_iterate_phdr(log_one, data);
     pthread_mutex_unlock(&modules_lock);
 }
+
+static int modules_open(void) {
+    hw_modules_record(hw_g.log, hw_g.generation);
+    return 0;
+}
+
+const hw_subsystem hw_modules_subsystem = { .name = "modules", .open = modules_open };

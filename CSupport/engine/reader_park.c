@@ -1,6 +1,6 @@
 // Reader parking. A reader that drains the log every 50 ms whatever happens
-// wakes 20 times a second in a program that never hangs; each wake-up costs
-// a 2-vCPU VM 40-80 µs. Records that need reading soon come only while the
+// wakes 20 times a second in a program that never hangs, each wake-up a cost
+// to the machine (BENCHMARKS.md, "The reader sleeps"). Records that need reading soon come only while the
 // watchdog samples a thread (a busy period past arm_ns: samples, then the
 // hang's start), so the reader sleeps on a futex in the log header while no
 // thread is being sampled, and the watchdog wakes it when it starts one.

@@ -44,8 +44,8 @@ static const struct { uint8_t perf, ours; } perf_regs[] = {
 /// holds the stacks of every demo with room to spare, and deeper ones are
 /// marked cut.
 #define PERF_STACK_BYTES (24u * 1024u)
-/// The copy costs the sampled thread about 0.4 µs per KiB on the reference VM
-/// (4 KiB against 24 KiB: 9 µs a sample), and most of 24 KiB lies above the
+/// The copy costs the sampled thread time in proportion to its size
+/// (BENCHMARKS.md, "fitted stack copy"), and most of 24 KiB lies above the
 /// top of the stack of a thread that is not deep. A session starts at
 /// PERF_STACK_BYTES and is fitted after its first samples (fit_stack_size):
 /// the deepest stack they use plus PERF_STACK_MARGIN.
@@ -352,3 +352,10 @@ void hw_perf_after_fork(hw_perf_ring *r) {
     r->map = NULL;
     r->fd = r->old_fd = -1;
 }
+
+// SIGNAL-SAFE: close and stores. The sessions' samplers of every slot.
+static void perf_after_fork(void) {
+    for (uint32_t i = 0; i < HW_MAX_SLOTS; i++) hw_perf_after_fork(&hw_g.slots[i].session.perf);
+}
+
+const hw_subsystem hw_perf_subsystem = { .name = "kernel sampler", .after_fork = perf_after_fork };

@@ -1,8 +1,9 @@
 // The slot table: one slot per watched thread (plus the main queue). A slot
 // is claimed at a thread's first watched wait and released when the thread
 // exits (a pthread key destructor runs on return, pthread_exit and
-// cancellation alike), so short-lived watched threads never fill the table
-// and an exited thread is never taken for a hang nor signalled.
+// cancellation alike; what else an exit means is thread_exit.c's), so
+// short-lived watched threads never fill the table and an exited thread is
+// never taken for a hang nor signalled.
 #include "engine_internal.h"
 
 #include <string.h>
@@ -91,21 +92,9 @@ void hw_slot_release(hw_slot *slot, bool by_watchdog) {
     pthread_mutex_unlock(&slots_lock);
 }
 
-static void on_thread_exit(void *value) {
-    hw_slot *slot = value;
-    hw_tls_never_watch(); // later destructors may still wait: they pass through
-    if (!slot || !hw_owned()) return;
-    // dispatchMain() ends the OS main thread with pthread_exit: from now on
-    // the main queue runs on workers. In library mode no wrapper saw
-    // dispatch_main, so this exit is where the main-queue probe starts.
-    if (slot->role == HW_ROLE_MAIN_THREAD && !hw_g.interposed) hw_main_thread_parked(slot);
-    if (slot->role == HW_ROLE_JOB) hw_pool_worker_gone();
-    hw_slot_release(slot, false);
-}
-
-int hw_slots_init(void) {
+int hw_slots_on_thread_exit(void (*on_exit)(void *slot)) {
     if (exit_key_ready) return 0;
-    if (pthread_key_create(&exit_key, on_thread_exit) != 0) return -1;
+    if (pthread_key_create(&exit_key, on_exit) != 0) return -1;
     exit_key_ready = true;
     return 0;
 }

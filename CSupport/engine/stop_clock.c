@@ -35,13 +35,10 @@ static uint64_t own_runq_ns(void) {
         if (fd >= 0 && hw_proc_fds_private()) clock_state.fd = fd;
     }
     if (fd < 0) return UINT64_MAX;
-    char buf[96];
-    ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+    uint64_t on_cpu, waited;
+    bool read = hw_os_read_schedstat(fd, &on_cpu, &waited);
     if (fd != clock_state.fd) close(fd);
-    if (n <= 0) return UINT64_MAX;
-    buf[n] = 0;
-    unsigned long long on_cpu, waited;
-    return sscanf(buf, "%llu %llu", &on_cpu, &waited) == 2 ? (uint64_t)waited : UINT64_MAX;
+    return read ? waited : UINT64_MAX;
 }
 
 static void rebase(uint64_t now) {

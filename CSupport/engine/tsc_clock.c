@@ -208,3 +208,5 @@ void hw_tsc_clock_stop(void) {
     cal.usable = false;
     cal.mult = 0;
 }
+
+const hw_subsystem hw_tsc_clock_subsystem = { .name = "TSC clock", .after_fork = hw_tsc_clock_stop };

@@ -15,7 +15,7 @@
 // SIGNAL-SAFE: TLS loads, memcpy, one syscall.
 #ifndef HANGWATCH_USER_MEMORY_H
 #define HANGWATCH_USER_MEMORY_H
-#include "engine_internal.h"
+#include "agent_hooks.h"
 
 #include <errno.h>
 #include <string.h>
@@ -23,14 +23,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-hw_slot *hw_tls_slot_fast(void);
-
 /// `p` .. `p + n` lies on this thread's stack above its stack pointer.
 static inline bool on_own_stack(const void *p, size_t n) {
-    hw_slot *slot = hw_tls_slot_fast();
-    if (!slot) return false;
+    uint64_t hi = hw_tls_stack_top();
+    if (hi == 0) return false;
     uint64_t sp = (uint64_t)(uintptr_t)__builtin_frame_address(0);
-    uint64_t hi = __atomic_load_n(&slot->stack_hi, __ATOMIC_RELAXED);
     uint64_t at = (uint64_t)(uintptr_t)p;
     return at >= sp && hi > at && hi - at >= n;
 }

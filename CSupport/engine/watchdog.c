@@ -136,10 +136,9 @@ static void thread_gone(hw_slot *slot) {
 // samples come without the watchdog, which only drains them. Once it has
 // been found running HW_RUNNING_TICKS polls in a row, the watchdog polls
 // every HW_RUNNING_STRIDE ticks (a 64-page ring holds 10 samples of the
-// largest stack copy: a 4-tick stride leaves room for a late poll). Over a
-// 2 s CPU hang this took the watchdog's CPU from about 120 ms to 45 ms
-// (2026-12-04): it was the largest cost of a hang to the program after the
-// samples themselves.
+// largest stack copy: a 4-tick stride leaves room for a late poll). Polling
+// a running thread every tick was the largest cost of a hang to the program
+// after the samples themselves (BENCHMARKS.md, "running hung thread").
 #define HW_RUNNING_TICKS 16u
 #define HW_RUNNING_STRIDE 4u
 
@@ -438,11 +437,6 @@ static enum park_result park(uint64_t timeout_ns) {
     return __atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL) ? PARK_TIMED_OUT : PARK_WOKEN;
 }
 
-void hw_watchdog_wake(void) {
-    if (__atomic_exchange_n(&hw_g.watchdog_parked, 0, __ATOMIC_ACQ_REL))
-        syscall(SYS_futex, &hw_g.watchdog_parked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
 // A thread blocked for long in one place (a main thread parked in
 // pthread_join) would cost a /proc read and a wakeup per millisecond for
 // nothing new. Once every sampled thread has shown the same blocked stack
@@ -452,9 +446,9 @@ void hw_watchdog_wake(void) {
 // weights stay exact. A thread that moves is seen at most stride - 1 ms late
 // (only after 208 ms or more in one place for the longest stride); the
 // hang's duration comes from the heartbeat, never from the polls. 16 polls
-// (64 until 2026-12-03, which took 832 ms to the longest stride): beside a
-// main thread parked 2 s in pthread_join the watchdog woke 159 times
-// instead of 263 (its CPU 26.8 ms, from 34.1). A thread that ran meanwhile
+// per step keep the ramp to the longest stride short, so a thread parked
+// for long costs the watchdog few wake-ups (BENCHMARKS.md, "steady ramp").
+// A thread that ran meanwhile
 // is not steady whatever the stride: the kernel's samples of it reset the
 // count (take_sample).
 #define HW_STEADY_TICKS 16u
@@ -640,9 +634,9 @@ int hw_watchdog_start(void) {
 /// Waits until the kernel has taken thread `tid` out of the process, at most
 /// HW_GONE_WAIT_NS. A join returns when the exiting thread clears its tid,
 /// which the kernel does before it unlinks the thread from the process: in
-/// that window unshare(CLONE_NEWUSER) still fails with EINVAL (5 % of the
-/// time right after a join, measured; never once /proc no longer lists the
-/// thread, which happens as it is unlinked). Raw syscalls, no descriptor.
+/// that window unshare(CLONE_NEWUSER) can still fail with EINVAL; once /proc
+/// no longer lists the thread (it is unlinked) it does not. Raw syscalls, no
+/// descriptor.
 #define HW_GONE_WAIT_NS (100 * 1000000ull)
 static void wait_until_gone(pid_t tid) {
     if (tid <= 0) return;
@@ -665,3 +659,5 @@ void hw_watchdog_stop(void) {
     wait_until_gone(__atomic_load_n(&last_watchdog_tid, __ATOMIC_ACQUIRE));
     hw_g.watchdog_started = false;
 }
+
+const hw_subsystem hw_watchdog_subsystem = { .name = "watchdog", .start = hw_watchdog_start };

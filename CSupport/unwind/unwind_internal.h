@@ -24,7 +24,23 @@ typedef struct hw_module {
 
 /// The bytes of the image at runtime address `addr`, and through *avail how
 /// many follow it in the same loaded segment; NULL when not in the file.
-const uint8_t *hw_module_bytes(const hw_module *m, uint64_t addr, size_t *avail);
+/// Inline: the unwinder reads through it for every frame, and both the
+/// unwinder and the rule table use it, so neither owns it.
+static inline const uint8_t *hw_module_bytes(const hw_module *m, uint64_t addr, size_t *avail) {
+    if (addr < m->bias) return NULL;
+    uint64_t vaddr = addr - m->bias;
+    for (int i = 0; i < m->phnum; i++) {
+        const Elf64_Phdr *ph = &m->phdrs[i];
+        // Differences, not sums: an address near 2^64 would wrap past an end check.
+        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz) continue;
+        uint64_t off = ph->p_offset + (vaddr - ph->p_vaddr);
+        if (off < ph->p_offset || off >= m->image_len) return NULL;
+        uint64_t in_segment = ph->p_filesz - (vaddr - ph->p_vaddr), in_file = m->image_len - off;
+        *avail = (size_t)(in_segment < in_file ? in_segment : in_file);
+        return m->image + off;
+    }
+    return NULL;
+}
 
 // ---- the flat rule table (cfi_rules.c) --------------------------------------
 

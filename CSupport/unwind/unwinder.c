@@ -53,22 +53,6 @@ static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
     return addr < m->end ? m : NULL;
 }
 
-const uint8_t *hw_module_bytes(const hw_module *m, uint64_t addr, size_t *avail) {
-    if (addr < m->bias) return NULL;
-    uint64_t vaddr = addr - m->bias;
-    for (int i = 0; i < m->phnum; i++) {
-        const Elf64_Phdr *ph = &m->phdrs[i];
-        // Differences, not sums, for the same reason as access_mem's stack check.
-        if (ph->p_type != PT_LOAD || vaddr < ph->p_vaddr || vaddr - ph->p_vaddr >= ph->p_filesz) continue;
-        uint64_t off = ph->p_offset + (vaddr - ph->p_vaddr);
-        if (off < ph->p_offset || off >= m->image_len) return NULL;
-        uint64_t in_segment = ph->p_filesz - (vaddr - ph->p_vaddr), in_file = m->image_len - off;
-        *avail = (size_t)(in_segment < in_file ? in_segment : in_file);
-        return m->image + off;
-    }
-    return NULL;
-}
-
 /// Reads `len` bytes at runtime address `addr` from the module's file image.
 static bool read_module(const hw_module *m, uint64_t addr, void *out, size_t len) {
     size_t avail = 0;

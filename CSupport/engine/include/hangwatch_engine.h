@@ -2,9 +2,11 @@
 //
 // Everything here is plain C so that it can be injected into any program
 // (the preload agent) or linked into a Swift program (the HangWatch library).
-// This header is what Swift (the library and the log reader) and the attach
-// poller use; the entry points only the preload agent calls are declared in
-// ../agent_hooks.h, which Swift never sees.
+// This header is what Swift (the library and the log reader), the attach
+// poller and the CLI's C use; the entry points only the preload agent calls
+// are declared in ../agent_hooks.h, which Swift never sees, and what the
+// engine's own files share in ../engine_internal.h, which nothing outside
+// CSupport/engine includes.
 // Functions marked SIGNAL-SAFE may run inside a signal handler: they never
 // allocate, lock, or call anything that can take the loader lock.
 #ifndef HANGWATCH_ENGINE_H
@@ -89,7 +91,7 @@ int hw_log_reader_park(hw_log_header *log, uint32_t epoch, const uint32_t *stop,
 /// calls it). Ends the reader's park now (any thread or process mapping the log).
 void hw_log_reader_wake(hw_log_header *log);
 
-// ---- engine (engine.c) ------------------------------------------------------
+// ---- engine (lifecycle.c, engine_state.c) -----------------------------------
 
 typedef struct hw_config {
     uint64_t hang_ns;          // busy period that counts as a hang (default 100 ms)
