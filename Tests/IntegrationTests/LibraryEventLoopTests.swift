@@ -92,5 +92,54 @@ extension Integration {
             } while !timing.isEmpty && attempts < 3
             #expect(timing.isEmpty, "\(timing)")
         }
+
+        /// One hazard check of InProcessHazardChecks, plain and watched: the
+        /// same lines (timings within `toleranceMs`), exit status 3 both ways.
+        static func hazard(_ check: String, toleranceMs: Double = 10,
+                           environment: [String: String] = [:]) throws -> (watched: Observations, report: Report) {
+            let plain = try ProcessRunner.run(TestPaths.inProcessHazardChecks, [check], environment: environment, timeout: 120)
+            let path = try TestPaths.scratch().appendingPathComponent("\(check).json").path
+            let watched = try ProcessRunner.run(TestPaths.inProcessHazardChecks, [check, "--library", path],
+                                                environment: environment, timeout: 120)
+            #expect(plain.status == 3 && watched.status == 3, "\(check) exit: plain \(plain.status), watched \(watched.status)")
+            let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: toleranceMs)
+            #expect(!Observations(plain.stdout).checks.isEmpty, "\(check): \(plain.stdout)")
+            #expect(found.exact.isEmpty && found.timing.isEmpty, "\(check): \(found.exact) \(found.timing)")
+            let report = try JSONReport.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+            return (Observations(watched.stdout), report)
+        }
+
+        /// A signal handler's wait that is its thread's first, made while the
+        /// thread decides whether it is watched (registration takes a lock and
+        /// allocates): it passes through instead of deadlocking the thread.
+        @Test func aFirstWaitInsideASignalHandlerNeverDeadlocks() throws {
+            let (watched, _) = try Self.hazard("first-wait-under-signals", environment: ["HZ_THREADS": "40"])
+            #expect(watched.checks.first?.values["stuck"] == "0", "\(watched.checks)")
+        }
+
+        /// An epoll loop's handler blocked 300 ms in poll() on another call site
+        /// is a hang of the loop, not the loop's own wait.
+        @Test func aPollInsideAnEpollLoopsHandlerIsAHang() throws {
+            let (watched, report) = try Self.hazard("poll-in-handler")
+            let handlerMs = try #require(watched.checks.first?.values["handlerms"].flatMap(Double.init))
+            let hangs = report.hangs.filter { $0.thread.name == "hz-loop-poll" }
+            #expect(hangs.count == 1, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
+            if let hang = hangs.first {
+                #expect(abs(hang.durationMs - handlerMs) <= 5, "\(hang.durationMs) ms vs the handler's \(handlerMs) ms")
+                #expect(hang.kind == .blocked, "\(hang.kind)")
+            }
+        }
+
+        /// A signal handler that waits on an epoll set while its loop sits idle in
+        /// its own wait: the idle time before it is no hang.
+        @Test func anEpollWaitInsideAHandlerDuringTheLoopsWaitIsNoHang() throws {
+            let (_, report) = try Self.hazard("nested-epoll")
+            #expect(report.hangs.isEmpty, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
+        }
+
+        /// A child forked by a watched loop thread waits as a plain one does.
+        @Test func aForkedChildWaitsAsPlain() throws {
+            _ = try Self.hazard("fork-child")
+        }
     }
 }
