@@ -73,10 +73,27 @@ static bool not_a_vfork_child(void) {
 
 void hw_heartbeat_vfork_begin(void) { tls_vfork_parent = current_tid(); }
 
+// Set while the thread decides whether it is watched (and registers, which
+// takes the slot table's lock and allocates). A wait made meanwhile can only
+// come from a signal handler that interrupted the decision: it passes through,
+// so the handler never takes that lock again on the same thread.
+static __thread uint8_t tls_deciding __attribute__((tls_model("initial-exec")));
+
+static hw_slot *decide_current_slot(void);
+
 hw_slot *hw_current_slot(void) {
     if (__builtin_expect(tls_vfork_parent != 0, 0) && !not_a_vfork_child()) return NULL;
     if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
-    if (tls_state == TLS_NEVER || !hw_g.running || hw_g.disabled || !hw_owned()) return NULL;
+    if (tls_state == TLS_NEVER || tls_deciding || !hw_g.running || hw_g.disabled || !hw_owned()) return NULL;
+    tls_deciding = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    hw_slot *slot = decide_current_slot();
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tls_deciding = 0;
+    return slot;
+}
+
+static hw_slot *decide_current_slot(void) {
     if (tls_state == TLS_IGNORED) {
         uint32_t n = ++tls_waits_ignored;
         if (!hw_g.patterns[0] || (n > HW_RECHECK_FIRST && n % HW_RECHECK_EVERY != 0)) return NULL;
