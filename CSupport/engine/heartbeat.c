@@ -233,7 +233,12 @@ bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool
     if (slot->role == HW_ROLE_JOB || slot->role == HW_ROLE_MAIN_QUEUE) return false;
     switch (kind) {
     case HW_WAIT_EPOLL:
-        // Waiting on an epoll set is waiting on an event loop, nested ones included.
+        // Waiting on an epoll set is waiting on an event loop, nested ones
+        // included. On a loop thread the list names (an epoll server's), the
+        // first one also claims the loop's site: a poll or sleep from any other
+        // site is then a callback blocking, never the loop's wait. The main
+        // thread's loop is its run loop's ppoll, whatever it waited on before.
+        if (slot->role == HW_ROLE_LOOP && slot->loop_site_count == 0) slot->loop_sites[slot->loop_site_count++] = site;
         return true;
     case HW_WAIT_SLEEP:
         // A sleep is the idle wait only of a frame-deadline loop.
