@@ -85,6 +85,8 @@ extension Integration {
                 let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: 10)
                 #expect(found.exact.isEmpty, "\(found.exact)")
                 #expect(Observations(plain.stdout).checks.count == 27, "\(plain.stdout)")
+                // The four interrupting signals reached the program's handler.
+                #expect(Observations(plain.stdout).checks.last?.values["count"] == "4", "\(plain.stdout)")
                 let hangs = try JSONReport.decode(try Data(contentsOf: URL(fileURLWithPath: report))).hangs
                 #expect(hangs.contains { $0.thread.name == "checks-loop" && $0.durationMs >= 140 },
                         "the loop's spin: \(hangs.map { "\($0.thread.name) \($0.durationMs)" })")
@@ -113,8 +115,9 @@ extension Integration {
         /// thread decides whether it is watched (registration takes a lock and
         /// allocates): it passes through instead of deadlocking the thread.
         @Test func aFirstWaitInsideASignalHandlerNeverDeadlocks() throws {
-            let (watched, _) = try Self.hazard("first-wait-under-signals", environment: ["HZ_THREADS": "40"])
+            let (watched, _) = try Self.hazard("first-wait-under-signals", environment: ["HZ_THREADS": "24"])
             #expect(watched.checks.first?.values["stuck"] == "0", "\(watched.checks)")
+            #expect(watched.checks.first?.values["handled"] == "1", "no signal was handled: \(watched.checks)")
         }
 
         /// An epoll loop's handler blocked 300 ms in poll() on another call site
@@ -133,7 +136,8 @@ extension Integration {
         /// A signal handler that waits on an epoll set while its loop sits idle in
         /// its own wait: the idle time before it is no hang.
         @Test func anEpollWaitInsideAHandlerDuringTheLoopsWaitIsNoHang() throws {
-            let (_, report) = try Self.hazard("nested-epoll")
+            let (watched, report) = try Self.hazard("nested-epoll")
+            #expect(watched.checks.first?.values["inner"] == "0", "the handler did not run: \(watched.checks)")
             #expect(report.hangs.isEmpty, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
         }
 
