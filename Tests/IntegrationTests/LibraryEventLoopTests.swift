@@ -141,6 +141,19 @@ extension Integration {
             #expect(report.hangs.isEmpty, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
         }
 
+        /// A launch blocked 1 s in read() (a slow peer) is taken as parked after the
+        /// hang threshold, then moves on to its run loop: the launch profile still
+        /// weighs the read at its length, not at the threshold's.
+        @Test func aLaunchThatWaitsAndGoesOnIsWeighedWhole() throws {
+            let (watched, report) = try Self.hazard("launch-read", toleranceMs: 30)
+            let readMs = try #require(watched.checks.first?.values["elapsedms"].flatMap(Double.init))
+            let launch = try #require(report.launch, "no launch")
+            #expect(launch.reachedFirstWait && launch.parked == nil, "\(launch)")
+            #expect(launch.durationMs >= readMs, "\(launch.durationMs) ms launch, \(readMs) ms read")
+            // One sample a millisecond; up to 100 ms after the move may go unsampled (docs/LIMITS.md).
+            #expect(Double(launch.sampleCount) >= readMs - 150, "\(launch.sampleCount) samples for a \(readMs) ms read")
+        }
+
         /// A child forked by a watched loop thread waits as a plain one does.
         @Test func aForkedChildWaitsAsPlain() throws {
             _ = try Self.hazard("fork-child")
