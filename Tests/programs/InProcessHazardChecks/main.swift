@@ -2,8 +2,10 @@
 // `InProcessHazardChecks CHECK [--library REPORT.json]`. Each check prints
 // lines (`<check> key=value ...`, keys ending in "ms" are timings) that must
 // agree plain and watched; the report says what the watcher made of it.
-// Checks: first-wait-in-handler, poll-in-handler, nested-epoll,
-// function-identity, fork-child, launch-sleep. Exit status 3.
+// Checks: first-wait-in-handler, first-wait-under-signals (HZ_THREADS
+// threads each), poll-in-handler, nested-epoll, function-identity,
+// fork-child, and launches blocked 1 s: launch-sleep (usleep), launch-read,
+// launch-libc-sleep (sleep). Exit status 3.
 import CInProcessHazards
 import Foundation
 import HangWatch
