@@ -412,6 +412,8 @@ bool hw_inprocess_skips_image(const char *path);
 uint32_t hw_inprocess_waits_install(void);
 /// Redirect the pool's dispatch calls; returns the slots rewritten.
 uint32_t hw_inprocess_pool_install(void);
+/// Redirect the exec family (sampling quiesced before the new image, inprocess_exec.c).
+uint32_t hw_inprocess_exec_install(void);
 // stop_clock.c: time the whole process was stopped or frozen, from the
 // watchdog's own late wake-ups (watchdog only).
 /// Before a deadline sleep: takes the watchdog's run-queue baseline when it has none.
