@@ -154,6 +154,21 @@ extension Integration {
             #expect(Double(launch.sampleCount) >= readMs - 150, "\(launch.sampleCount) samples for a \(readMs) ms read")
         }
 
+        /// A main thread sampled with SIGPROF (the fallback sampler) that execs:
+        /// the new image starts with no signal of ours pending, as plain.
+        @Test func anExecWhileSampledStartsAsPlain() throws {
+            let plain = try ProcessRunner.run(TestPaths.inProcessHazardChecks, ["exec-while-sampled"], timeout: 30)
+            #expect(plain.status == 0, "plain: \(plain.status)")
+            var statuses: [Int32] = []
+            for _ in 0..<25 {
+                let report = try TestPaths.scratch().appendingPathComponent("exec.json").path
+                let watched = try ProcessRunner.run(TestPaths.inProcessHazardChecks, ["exec-while-sampled", "--library", report],
+                                                    environment: ["HZ_SIGNAL_SAMPLER": "1"], timeout: 30)
+                statuses.append(watched.status)
+            }
+            #expect(statuses.allSatisfy { $0 == 0 }, "watched exit statuses: \(statuses)")
+        }
+
         /// A child forked by a watched loop thread waits as a plain one does.
         @Test func aForkedChildWaitsAsPlain() throws {
             _ = try Self.hazard("fork-child")

@@ -5,7 +5,8 @@
 // Checks: first-wait-in-handler, first-wait-under-signals (HZ_THREADS
 // threads each), poll-in-handler, nested-epoll, function-identity,
 // fork-child, and launches blocked 1 s: launch-sleep (usleep), launch-read,
-// launch-libc-sleep (sleep). Exit status 3.
+// launch-libc-sleep (sleep). Exit status 3; exec-while-sampled execs
+// /bin/true after 150 ms of work (HZ_SIGNAL_SAMPLER: SIGPROF sampling).
 import CInProcessHazards
 import Foundation
 import HangWatch
@@ -16,6 +17,7 @@ let check = arguments.count > 1 ? arguments[1] : ""
 if let flag = arguments.firstIndex(of: "--library"), flag + 1 < arguments.count {
     var configuration = HangWatcher.Configuration()
     configuration.capture.threadPatterns = ["main", "hz-*"]
+    if ProcessInfo.processInfo.environment["HZ_SIGNAL_SAMPLER"] != nil { configuration.capture.sampler = .signal }
     configuration.reportPath = arguments[flag + 1]
     configuration.reportFormat = .json
     do { try HangWatcher.start(configuration) } catch { print("start failed: \(error)"); exit(1) }
@@ -24,6 +26,15 @@ if let flag = arguments.firstIndex(of: "--library"), flag + 1 < arguments.count 
 switch check {
 case "first-wait-in-handler": hazard_first_wait_in_handler(Int32(ProcessInfo.processInfo.environment["HZ_THREADS"] ?? "40") ?? 40)
 case "first-wait-under-signals": hazard_first_wait_under_signals(Int32(ProcessInfo.processInfo.environment["HZ_THREADS"] ?? "40") ?? 40)
+case "exec-while-sampled":
+    // The main thread busy long enough to be sampled, then exec.
+    let start = Date()
+    var x: UInt64 = 1
+    while Date().timeIntervalSince(start) < 0.15 { x = x &* 6364136223846793005 &+ 1 }
+    if x == 42 { print("") }
+    let argv: [UnsafeMutablePointer<CChar>?] = [strdup("/bin/true"), nil]
+    execv("/bin/true", argv)
+    print("exec failed")
 case "poll-in-handler": hazard_poll_in_handler()
 case "nested-epoll": hazard_nested_epoll_in_handler()
 case "function-identity": hazard_function_identity()
