@@ -102,6 +102,10 @@ let package = Package(
         // A test program: the waits the library redirects in process, plain against watched.
         .executableTarget(name: "InProcessWaitChecks", dependencies: ["HangWatch", "CEventLoopShim"],
                           path: "Tests/programs/InProcessWaitChecks"),
+        // A test program: hazards of the redirected waits (signal handlers, fork), plain against watched.
+        .target(name: "CInProcessHazards", path: "Tests/programs/CInProcessHazards"),
+        .executableTarget(name: "InProcessHazardChecks", dependencies: ["HangWatch", "CInProcessHazards"],
+                          path: "Tests/programs/InProcessHazardChecks"),
         .executableTarget(name: "FrameLoopDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/FrameLoopDemo"),
         .executableTarget(name: "WaitDemo", dependencies: ["DemoSupport"], path: "Demos/WaitDemo"),
         .executableTarget(name: "LibraryAPIDemo", dependencies: ["DemoSupport", "HangWatch"], path: "Demos/LibraryAPIDemo"),

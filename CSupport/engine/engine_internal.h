@@ -86,6 +86,7 @@ typedef struct hw_park {
     uint64_t check_ns;         // when the watchdog next looks whether it moved
     long nr;
     uint64_t sp, pc;
+    uint64_t parked_ns;        // when the watchdog parked it (its samples stopped)
 } hw_park;
 
 struct hw_slot {
@@ -272,6 +273,8 @@ enum hw_blocked_write hw_sample_blocked_syscall(hw_slot *slot, long nr, uint64_t
 void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t regs[HW_REG_COUNT],
                      uint64_t time_ns);
 void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks);
+/// The same for busy period `busy_seq` of the slot's thread, which may have ended.
+void hw_write_repeat_of(hw_slot *slot, uint64_t busy_seq, uint64_t time_ns, uint32_t extra_ticks);
 /// The bytes of a stack slice at `sp` to keep when `avail` bytes were copied
 /// (`avail_at_cap`: the copy stopped at its limit, not at unmapped memory):
 /// up to the top of the slot's stack; sets HW_SAMPLE_TRUNCATED when cut short.
@@ -415,6 +418,8 @@ bool hw_inprocess_skips_image(const char *path);
 uint32_t hw_inprocess_waits_install(void);
 /// Redirect the pool's dispatch calls; returns the slots rewritten.
 uint32_t hw_inprocess_pool_install(void);
+/// Redirect the exec family (sampling quiesced before the new image, inprocess_exec.c).
+uint32_t hw_inprocess_exec_install(void);
 // stop_clock.c: time the whole process was stopped or frozen, from the
 // watchdog's own late wake-ups (watchdog only).
 /// Before a deadline sleep: takes the watchdog's run-queue baseline when it has none.

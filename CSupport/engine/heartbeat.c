@@ -53,10 +53,27 @@ static bool not_a_vfork_child(void) {
 
 void hw_heartbeat_vfork_begin(void) { tls_vfork_parent = current_tid(); }
 
+// Set while the thread decides whether it is watched (and registers, which
+// takes the slot table's lock and allocates). A wait made meanwhile can only
+// come from a signal handler that interrupted the decision: it passes through,
+// so the handler never takes that lock again on the same thread.
+static __thread uint8_t tls_deciding __attribute__((tls_model("initial-exec")));
+
+static hw_slot *decide_current_slot(void);
+
 hw_slot *hw_current_slot(void) {
     if (__builtin_expect(tls_vfork_parent != 0, 0) && !not_a_vfork_child()) return NULL;
     if (__builtin_expect(tls_state == TLS_WATCHED, 1)) return tls_slot;
-    if (tls_state == TLS_NEVER || !hw_g.running || hw_g.disabled || !hw_owned()) return NULL;
+    if (tls_state == TLS_NEVER || tls_deciding || !hw_g.running || hw_g.disabled || !hw_owned()) return NULL;
+    tls_deciding = 1;
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    hw_slot *slot = decide_current_slot();
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+    tls_deciding = 0;
+    return slot;
+}
+
+static hw_slot *decide_current_slot(void) {
     if (tls_state == TLS_IGNORED) {
         uint32_t n = ++tls_waits_ignored;
         if (!hw_g.patterns[0] || (n > HW_RECHECK_FIRST && n % HW_RECHECK_EVERY != 0)) return NULL;
@@ -187,7 +204,12 @@ bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool
     if (slot->role == HW_ROLE_JOB || slot->role == HW_ROLE_MAIN_QUEUE) return false;
     switch (kind) {
     case HW_WAIT_EPOLL:
-        // Waiting on an epoll set is waiting on an event loop, nested ones included.
+        // Waiting on an epoll set is waiting on an event loop, nested ones
+        // included. On a loop thread the list names (an epoll server's), the
+        // first one also claims the loop's site: a poll or sleep from any other
+        // site is then a callback blocking, never the loop's wait. The main
+        // thread's loop is its run loop's ppoll, whatever it waited on before.
+        if (slot->role == HW_ROLE_LOOP && slot->loop_site_count == 0) slot->loop_sites[slot->loop_site_count++] = site;
         return true;
     case HW_WAIT_SLEEP:
         // A sleep is the idle wait only of a frame-deadline loop.

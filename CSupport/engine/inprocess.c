@@ -25,6 +25,7 @@ uint32_t hw_inprocess_interpose(uint32_t what) {
         if (hw_inprocess_pool_install() > 0) done |= HW_INPROCESS_POOL;
         else hw_write_note(0, HW_NOTE_POOL_UNWATCHED, HW_POOL_WHY_NOT_REDIRECTED);
     }
+    if ((what & HW_INPROCESS_EXEC) && hw_inprocess_exec_install() > 0) done |= HW_INPROCESS_EXEC;
     hw_write_note(0, HW_NOTE_INPROCESS, (uint64_t)what << 32 | done);
     return done;
 }

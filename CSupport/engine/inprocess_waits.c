@@ -60,6 +60,12 @@ static inline __attribute__((always_inline)) bool wait_enter(inprocess_wait *w, 
     w->loop = w->slot->role == HW_ROLE_LOOP && !__atomic_load_n(&w->slot->program_marks, __ATOMIC_RELAXED)
               && hw_is_loop_wait(w->slot, site, kind, has_fds);
     if (w->loop) {
+        // Already waiting: this wait is nested in the loop's own (a signal
+        // handler's, which the library does not see begin), or the loop left
+        // its last wait without returning through it (siglongjmp). The time
+        // since the last busy period began was idle, not busy: a new, empty
+        // busy period starts here, so no phantom hang is told.
+        if (__atomic_load_n(&w->slot->state, __ATOMIC_ACQUIRE) == HW_STATE_WAITING) hw_heartbeat_wait_end(w->slot);
         hw_heartbeat_wait_begin(w->slot);
     } else {
         hw_blocked_context ctx;

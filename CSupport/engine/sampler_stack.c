@@ -133,12 +133,17 @@ void hw_write_sample(hw_slot *slot, uint32_t source, int call, const uint64_t re
 }
 
 void hw_write_repeat(hw_slot *slot, uint64_t time_ns, uint32_t extra_ticks) {
+    // The sampled period's, not the slot's: a new one may have begun since the poll's look.
+    uint64_t seq = slot->session.active ? slot->session.busy_seq : __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
+    hw_write_repeat_of(slot, seq, time_ns, extra_ticks);
+}
+
+void hw_write_repeat_of(hw_slot *slot, uint64_t busy_seq, uint64_t time_ns, uint32_t extra_ticks) {
     if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_repeat *rec = (hw_rec_repeat *)hw_log_reserve_kind(hw_g.log, sizeof *rec, HW_REC_REPEAT);
     if (!rec) return;
     rec->tid = slot->tid;
-    // The sampled period's, not the slot's: a new one may have begun since the poll's look.
-    rec->busy_seq = slot->session.active ? slot->session.busy_seq : __atomic_load_n(&slot->busy_seq, __ATOMIC_ACQUIRE);
+    rec->busy_seq = busy_seq;
     rec->time_ns = time_ns;
     rec->extra_ticks = extra_ticks;
     hw_log_commit(&rec->h, HW_REC_REPEAT);

@@ -259,8 +259,23 @@ static bool parks_outside_any_loop(const hw_slot *slot, const hw_thread_probe *p
 static void park_main_thread(hw_slot *slot, const hw_thread_probe *probe) {
     hw_session *ses = &slot->session;
     hw_write_note(ses->os_tid, HW_NOTE_MAIN_PARKED, ses->spell_since_ns);
-    slot->park = (hw_park){ ses->busy_seq, hw_now_ns() + HW_PARK_CHECK_NS, probe->nr, probe->sp, probe->pc };
+    uint64_t now = hw_now_ns();
+    slot->park = (hw_park){ ses->busy_seq, now + HW_PARK_CHECK_NS, probe->nr, probe->sp, probe->pc, now };
     session_end(slot);
+}
+
+/// The park is over: the launch went on. The time it was seen parked was
+/// launch time spent in that one call, so the park's last sample stands for
+/// it, as a blocked stride's repeats do (the launch profile weighs a slow
+/// read() or a sleep at its length). Since the last look it may have run:
+/// that is not counted.
+static void park_over(hw_slot *slot, uint64_t now) {
+    hw_park *park = &slot->park;
+    uint64_t seen_until = park->check_ns - HW_PARK_CHECK_NS, period = hw_g.config.sample_period_ns;
+    uint64_t ticks = period && seen_until > park->parked_ns ? (seen_until - park->parked_ns + period / 2) / period : 0;
+    if (ticks) hw_write_repeat_of(slot, park->busy_seq, seen_until, ticks > UINT32_MAX ? UINT32_MAX : (uint32_t)(ticks - 1));
+    park->busy_seq = 0;
+    hw_write_note(slot->os_tid, HW_NOTE_MAIN_UNPARKED, now);
 }
 
 /// Whether the main thread parked in busy period `seq` still sits where it
@@ -280,9 +295,16 @@ static bool still_parked(hw_slot *slot, uint64_t seq, uint64_t now) {
         park->check_ns = now + HW_PARK_CHECK_NS;
         return true;
     }
-    park->busy_seq = 0;
-    hw_write_note(slot->os_tid, HW_NOTE_MAIN_UNPARKED, now);
+    park_over(slot, now);
     return false;
+}
+
+/// Whether the launch a main thread parked in has ended at a loop wait (the
+/// park's /proc look may not have come round since it moved). Only the same
+/// live main thread's: a slot another thread claimed since is not its.
+static bool parked_launch_ended(const hw_slot *slot, uint32_t life, uint32_t state, uint64_t seq) {
+    return slot->park.busy_seq && hw_slot_alive(life) && slot->role == HW_ROLE_MAIN_THREAD
+           && (state != HW_STATE_BUSY || seq != slot->park.busy_seq);
 }
 
 static void take_sample(hw_slot *slot) {
@@ -478,6 +500,7 @@ static bool tick_slot(hw_slot *slot, uint64_t now, uint32_t extra, bool *sampled
         if (ses->life == life && !moved) blocked_until_the_end(slot, extra, ses->busy_seq != seq ? since : 0);
         session_end(slot);
     }
+    if (!ses->active && parked_launch_ended(slot, life, state, seq)) park_over(slot, now);
     if (!hw_slot_alive(life) || state != HW_STATE_BUSY || now < since) return false;
     if (!ses->active && slot->park.busy_seq && still_parked(slot, seq, now)) return false;
     uint64_t busy = now - since;

@@ -79,7 +79,8 @@ public final class HangWatcher: Sendable {
                                          backend: .inProcess, wantsEvents: onHang != nil)
             // Loops the program does not mark (threads the list names) and the
             // cooperative pool get the preload agent's wrappers.
-            var interposing: UInt32 = 0
+            // The exec family always: a sampling signal pending at an exec kills the new image.
+            var interposing: UInt32 = HW_INPROCESS_EXEC
             if !configuration.capture.threadPatterns.isEmpty { interposing |= HW_INPROCESS_WAITS }
             if configuration.watchPool { interposing |= HW_INPROCESS_POOL }
             try session.startEngine(interposing: interposing)

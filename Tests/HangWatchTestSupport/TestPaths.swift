@@ -33,6 +33,7 @@ package enum TestPaths {
     package static var asyncPoolDemo: String { buildDirectory.appendingPathComponent("AsyncPoolDemo").path }
     package static var concurrencyChecks: String { buildDirectory.appendingPathComponent("ConcurrencyChecks").path }
     package static var inProcessWaitChecks: String { buildDirectory.appendingPathComponent("InProcessWaitChecks").path }
+    package static var inProcessHazardChecks: String { buildDirectory.appendingPathComponent("InProcessHazardChecks").path }
     package static var eventLoopServerDemo: String { buildDirectory.appendingPathComponent("EventLoopServerDemo").path }
     package static var frameLoopDemo: String { buildDirectory.appendingPathComponent("FrameLoopDemo").path }
     package static var waitDemo: String { buildDirectory.appendingPathComponent("WaitDemo").path }

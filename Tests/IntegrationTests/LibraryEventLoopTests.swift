@@ -90,12 +90,93 @@ extension Integration {
                 let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: 10)
                 #expect(found.exact.isEmpty, "\(found.exact)")
                 #expect(Observations(plain.stdout).checks.count == 27, "\(plain.stdout)")
+                // The four interrupting signals reached the program's handler.
+                #expect(Observations(plain.stdout).checks.last?.values["count"] == "4", "\(plain.stdout)")
                 let hangs = try JSONReport.decode(try Data(contentsOf: URL(fileURLWithPath: report))).hangs
                 #expect(hangs.contains { $0.thread.name == "checks-loop" && $0.durationMs >= 140 },
                         "the loop's spin: \(hangs.map { "\($0.thread.name) \($0.durationMs)" })")
                 timing = found.timing
             } while !timing.isEmpty && attempts < 3
             #expect(timing.isEmpty, "\(timing)")
+        }
+
+        /// One hazard check of InProcessHazardChecks, plain and watched: the
+        /// same lines (timings within `toleranceMs`), exit status 3 both ways.
+        static func hazard(_ check: String, toleranceMs: Double = 10,
+                           environment: [String: String] = [:]) throws -> (watched: Observations, report: Report) {
+            let plain = try ProcessRunner.run(TestPaths.inProcessHazardChecks, [check], environment: environment, timeout: 120)
+            let path = try TestPaths.scratch().appendingPathComponent("\(check).json").path
+            let watched = try ProcessRunner.run(TestPaths.inProcessHazardChecks, [check, "--library", path],
+                                                environment: environment, timeout: 120)
+            #expect(plain.status == 3 && watched.status == 3, "\(check) exit: plain \(plain.status), watched \(watched.status)")
+            let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: toleranceMs)
+            #expect(!Observations(plain.stdout).checks.isEmpty, "\(check): \(plain.stdout)")
+            #expect(found.exact.isEmpty && found.timing.isEmpty, "\(check): \(found.exact) \(found.timing)")
+            let report = try JSONReport.decode(try Data(contentsOf: URL(fileURLWithPath: path)))
+            return (Observations(watched.stdout), report)
+        }
+
+        /// A signal handler's wait that is its thread's first, made while the
+        /// thread decides whether it is watched (registration takes a lock and
+        /// allocates): it passes through instead of deadlocking the thread.
+        @Test func aFirstWaitInsideASignalHandlerNeverDeadlocks() throws {
+            let (watched, _) = try Self.hazard("first-wait-under-signals", environment: ["HZ_THREADS": "24"])
+            #expect(watched.checks.first?.values["stuck"] == "0", "\(watched.checks)")
+            #expect(watched.checks.first?.values["handled"] == "1", "no signal was handled: \(watched.checks)")
+        }
+
+        /// An epoll loop's handler blocked 300 ms in poll() on another call site
+        /// is a hang of the loop, not the loop's own wait.
+        @Test func aPollInsideAnEpollLoopsHandlerIsAHang() throws {
+            let (watched, report) = try Self.hazard("poll-in-handler")
+            let handlerMs = try #require(watched.checks.first?.values["handlerms"].flatMap(Double.init))
+            let hangs = report.hangs.filter { $0.thread.name == "hz-loop-poll" }
+            #expect(hangs.count == 1, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
+            if let hang = hangs.first {
+                #expect(abs(hang.durationMs - handlerMs) <= 5, "\(hang.durationMs) ms vs the handler's \(handlerMs) ms")
+                #expect(hang.kind == .blocked, "\(hang.kind)")
+            }
+        }
+
+        /// A signal handler that waits on an epoll set while its loop sits idle in
+        /// its own wait: the idle time before it is no hang.
+        @Test func anEpollWaitInsideAHandlerDuringTheLoopsWaitIsNoHang() throws {
+            let (watched, report) = try Self.hazard("nested-epoll")
+            #expect(watched.checks.first?.values["inner"] == "0", "the handler did not run: \(watched.checks)")
+            #expect(report.hangs.isEmpty, "\(report.hangs.map { "\($0.thread.name) \($0.durationMs)" })")
+        }
+
+        /// A launch blocked 1 s in read() (a slow peer) is taken as parked after the
+        /// hang threshold, then moves on to its run loop: the launch profile still
+        /// weighs the read at its length, not at the threshold's.
+        @Test func aLaunchThatWaitsAndGoesOnIsWeighedWhole() throws {
+            let (watched, report) = try Self.hazard("launch-read", toleranceMs: 30)
+            let readMs = try #require(watched.checks.first?.values["elapsedms"].flatMap(Double.init))
+            let launch = try #require(report.launch, "no launch")
+            #expect(launch.reachedFirstWait && launch.parked == nil, "\(launch)")
+            #expect(launch.durationMs >= readMs, "\(launch.durationMs) ms launch, \(readMs) ms read")
+            // One sample a millisecond; up to 100 ms after the move may go unsampled (docs/LIMITS.md).
+            #expect(Double(launch.sampleCount) >= readMs - 150, "\(launch.sampleCount) samples for a \(readMs) ms read")
+        }
+
+        /// A main thread sampled with SIGPROF (the fallback sampler) that execs:
+        /// the new image starts with no signal of ours pending, as plain.
+        @Test func anExecWhileSampledStartsAsPlain() throws {
+            let plain = try ProcessRunner.run(TestPaths.inProcessHazardChecks, ["exec-while-sampled"], timeout: 30)
+            #expect(plain.status == 0, "plain: \(plain.status)")
+            var statuses: [Int32] = []
+            for _ in 0..<25 {
+                let report = try TestPaths.scratch().appendingPathComponent("exec.json").path
+                let watched = try ProcessRunner.run(TestPaths.inProcessHazardChecks, ["exec-while-sampled", "--library", report],
+                                                    environment: ["HZ_SIGNAL_SAMPLER": "1"], timeout: 30)
+                statuses.append(watched.status)
+            }
+            #expect(statuses.allSatisfy { $0 == 0 }, "watched exit statuses: \(statuses)")
+        }
+
+        /// A child forked by a watched loop thread waits as a plain one does.
+        @Test func aForkedChildWaitsAsPlain() throws {
+            _ = try Self.hazard("fork-child")
         }
     }
 }

@@ -154,6 +154,9 @@ void hw_own_loop_waits(void);
 #define HW_INPROCESS_WAITS 1u
 /// The dispatch calls that hand Swift Concurrency's jobs to its pool.
 #define HW_INPROCESS_POOL 2u
+/// The exec family: no sampling signal of ours is pending when a new image
+/// starts (SIGPROF kills there). Every library start asks for it.
+#define HW_INPROCESS_EXEC 4u
 /// In-process (the library), after hw_engine_start, on the same thread:
 /// redirects the loaded images' imports of the calls `what` names to the
 /// engine's wrappers, which pass every call on unchanged and keep the

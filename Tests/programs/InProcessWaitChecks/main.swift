@@ -131,6 +131,12 @@ action.__sigaction_handler.sa_handler = countSignal
 sigemptyset(&action.sa_mask)
 action.sa_flags = 0
 sigaction(SIGUSR1, &action, nil)
+// A program started from a thread that blocks SIGUSR1 (a test runner's
+// dispatch worker) inherits the mask: unblocked, or no check is interrupted.
+var usr1 = sigset_t()
+sigemptyset(&usr1)
+sigaddset(&usr1, SIGUSR1)
+pthread_sigmask(SIG_UNBLOCK, &usr1, nil)
 
 if let flag = CommandLine.arguments.firstIndex(of: "--library"), flag + 1 < CommandLine.arguments.count {
     var configuration = HangWatcher.Configuration()
