@@ -1,4 +1,3 @@
-import CHangWatchEngine
 import HangWatchCapture
 import HangWatchModel
 
@@ -41,7 +40,7 @@ package struct HangStateAnalysis {
             blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
         }
         guard kind != .cpu, let call = blockedIn else { return }
-        let blockedStacks = samples.filter { $0.source != .signal && CallNames.name(of: $0.call) == call }
+        let blockedStacks = samples.filter { $0.source != .signal && $0.call.name == call }
             .sorted { $0.weight > $1.weight }.map(stacks.resolve)
         blockedSymbol = blockedStacks.first.flatMap(Self.callingFrame)
         guard call == "futex" else { return }
@@ -124,10 +123,8 @@ package struct HangStateAnalysis {
     /// `runningLossesToo`, the kernel's lost samples (all of a running thread)
     /// do not count: the ticks asleep are all there.
     static func ticksComplete(of tid: Int32, in run: CapturedRun, runningLossesToo: Bool = true) -> Bool {
-        let losses = [HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_SAMPLES_MISSED.rawValue]
-            + (runningLossesToo ? [HW_NOTE_KERNEL_SAMPLES_LOST.rawValue] : [])
-        return run.droppedRecords == 0 && run.abandonedRecords == 0
-            && !run.notes.contains { $0.tid == tid && losses.contains($0.code) }
+        run.droppedRecords == 0 && run.abandonedRecords == 0
+            && !run.notes.contains { $0.tid == tid && $0.kind.losesTicks(countingRunningOnly: runningLossesToo) }
     }
 
     /// CPU (and run-queue) share of wall time over the windows the readings cover.
@@ -144,7 +141,7 @@ package struct HangStateAnalysis {
     /// The call blocked samples were in most (ties by name).
     static func mainCall(_ samples: [CapturedSample]) -> String? {
         var byCall: [String: Int] = [:]
-        for s in samples where s.source != .signal { byCall[CallNames.name(of: s.call), default: 0] += s.weight }
+        for s in samples where s.source != .signal { byCall[s.call.name, default: 0] += s.weight }
         return byCall.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
     }
 

@@ -21,6 +21,7 @@ public struct CapturedRun: Sendable {
     public var samples: [BusyKey: [CapturedSample]] = [:]
     /// The stacks the samples refer to.
     public var stacks = StackTable()
+    /// What the engine said about its own evidence, each kept once (see CaptureCollector).
     public var notes: [CaptureNote] = []
     /// Swift Concurrency's pool queues: how many jobs each can run at once, by
     /// queue number (the `poolQueue` of its jobs' busy periods).
@@ -46,8 +47,8 @@ public struct CapturedRun: Sendable {
 public struct CapturedThread: Sendable, Equatable {
     public var tid: Int32
     public var name: String
-    public var role: UInt32
-    package init(tid: Int32, name: String, role: UInt32) {
+    public var role: ThreadRole
+    package init(tid: Int32, name: String, role: ThreadRole) {
         self.tid = tid
         self.name = name
         self.role = role
@@ -109,8 +110,8 @@ public struct CapturedSample: Sendable, Equatable {
     /// When the latest tick folded into it was taken.
     public var timeNs: UInt64
     public var source: Source
-    /// HW_CALL_* for interposed waits, or 1000 + syscall number.
-    public var call: Int32
+    /// The call a blocked sample was taken in; `.none` for a running one.
+    public var call: BlockedCall
     /// Index in `CapturedRun.stacks` of the unwound pcs (innermost first;
     /// pcs[0] is the exact pc, the rest are return addresses).
     public var stack: Int32
@@ -122,7 +123,7 @@ public struct CapturedSample: Sendable, Equatable {
     /// stack (a frame it could not step past, or the frame limit): the
     /// report must not show its outermost frame as the thread's root.
     public var unwindStopped: Bool
-    package init(timeNs: UInt64, source: Source, call: Int32, stack: Int32, weight: Int, truncated: Bool,
+    package init(timeNs: UInt64, source: Source, call: BlockedCall, stack: Int32, weight: Int, truncated: Bool,
                  unwindStopped: Bool = false) {
         self.timeNs = timeNs
         self.source = source
@@ -132,12 +133,6 @@ public struct CapturedSample: Sendable, Equatable {
         self.truncated = truncated
         self.unwindStopped = unwindStopped
     }
-}
-
-public struct CaptureNote: Sendable, Hashable {
-    public var tid: Int32
-    public var code: UInt32
-    public var value: UInt64
 }
 
 /// A main thread found parked outside any loop during its launch (a server's
