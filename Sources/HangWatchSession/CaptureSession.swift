@@ -61,6 +61,9 @@ package final class CaptureSession {
     package let collector: CaptureCollector
     /// The event file and the exporter.
     package let sinks: LiveSinks
+    /// Looks up function sources for the report when `config.sourceLines` is
+    /// set; made at the start, so a missing symbolizer is known before a long capture.
+    package let sourceLines: SourceLineResolver?
     /// Hang events as they happen, once `watch` began, when a sink (or `wantsEvents`) wants them.
     package private(set) var live: LiveHangs?
     private let wantsEvents: Bool
@@ -109,6 +112,7 @@ package final class CaptureSession {
         }
         self.wantsEvents = wantsEvents || sinks.wantEvents
         collector = CaptureCollector(frameDeadlineMs: config.frameMs)
+        sourceLines = config.sourceLines ? SourceLineResolver() : nil
     }
 
     deinit { if poller != nil { _ = stopPoller() } }
@@ -222,8 +226,7 @@ package final class CaptureSession {
 
     /// The report of `run` (by default what was read so far) for `process`:
     /// the driver's `notes` first, then the sinks'.
-    package func report(of run: CapturedRun? = nil, process: ProcessFacts, notes: [String] = [],
-                        sourceLines: SourceLineResolver? = nil) -> Report {
+    package func report(of run: CapturedRun? = nil, process: ProcessFacts, notes: [String] = []) -> Report {
         Self.report(config: config, run: run ?? collector.run, process: process, notes: notes + sinks.notes,
                     sourceLines: sourceLines)
     }
