@@ -133,8 +133,8 @@ let package = Package(
         .testTarget(name: "HangWatchLiveTests", dependencies: ["HangWatchLive", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
         // The integration tests launch programs and wait for them: optimising their own
-        // code buys nothing at run time, and its whole-module -O pass was 80 s of every
-        // CI build (2026-12-04, 2 cores); -Onone compiles it in a fraction of that.
+        // code buys nothing at run time, and its whole-module -O pass is a large part of
+        // every CI build (BENCHMARKS.md); -Onone compiles it in a fraction of that.
         .testTarget(name: "IntegrationTests", dependencies: ["HangWatch", "HangWatchTestSupport"],
                     swiftSettings: [.unsafeFlags(["-Onone"])]),
     ]

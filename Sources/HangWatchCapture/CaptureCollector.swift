@@ -10,9 +10,9 @@ import HangWatchSymbols
 /// reader owns it.
 package final class CaptureCollector {
     // The properties every sample touches are exempt from Swift's dynamic
-    // exclusivity checks (@exclusivity(unchecked)): each check took a
-    // thread-local access set, about 80 instructions, four to six times a
-    // sample (callgrind: 7 % of the reader's work per sample). The collector
+    // exclusivity checks (@exclusivity(unchecked)): each check takes a
+    // thread-local access set, several times a sample, a visible share of
+    // the reader's work (BENCHMARKS.md). The collector
     // is single-threaded by design, and no access to these overlaps another
     // (the compiler still checks the static cases).
     @exclusivity(unchecked) package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it

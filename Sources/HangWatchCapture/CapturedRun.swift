@@ -7,6 +7,7 @@ import HangWatchSymbols
 /// Times are CLOCK_MONOTONIC nanoseconds, as the engine wrote them.
 public struct CapturedRun: Sendable {
     package var modules: [ModuleImage] = []
+    /// Start addresses of hangwatch's own agent images: frames there are the agent's, not the program's.
     public var agentModuleStarts: Set<UInt64> = []
     /// Code of hangwatch's own inside a program image (the library's wait
     /// wrappers and job trampolines): on the program's stacks, not its work.
@@ -30,6 +31,7 @@ public struct CapturedRun: Sendable {
     public var launchParks: [CapturedPark] = []
     /// Frame loops: their frames (busy periods) folded, by slot id.
     public var frames: [Int32: FrameTally] = [:]
+    /// CLOCK_MONOTONIC ns the process exited, when the log saw it.
     public var exitTimeNs: UInt64?
     /// Records the ring refused because it was full (all kinds).
     public var droppedRecords: UInt64 = 0
@@ -41,12 +43,17 @@ public struct CapturedRun: Sendable {
     public var unattributedRecords: UInt64 = 0
     /// CPU time, lock owners and what ran while a busy thread waited (ThreadStates.swift).
     public var threadStates = ThreadStates()
+    /// An empty run.
     public init() {}
 }
 
+/// A watched thread as its THREAD record named it.
 public struct CapturedThread: Sendable, Equatable {
+    /// Its OS thread id.
     public var tid: Int32
+    /// Its name (comm) when it was announced.
     public var name: String
+    /// What it is to the program.
     public var role: ThreadRole
     package init(tid: Int32, name: String, role: ThreadRole) {
         self.tid = tid
@@ -55,12 +62,16 @@ public struct CapturedThread: Sendable, Equatable {
     }
 }
 
+/// Names one busy period: its watch slot, sequence and engine generation.
 public struct BusyKey: Hashable, Sendable {
+    /// The watch slot (a thread id, or the main queue's id).
     public var tid: Int32
+    /// The period's sequence number within its slot and generation.
     public var seq: UInt64
     /// The engine generation (process image): an exec restarts sequences.
     /// No default: a key built without it would silently match nothing.
     public var generation: UInt32
+    /// The key of period `seq` of slot `tid` in image `generation`.
     public init(tid: Int32, seq: UInt64, generation: UInt32) {
         self.tid = tid
         self.seq = seq
@@ -75,13 +86,17 @@ public struct BusyKey: Hashable, Sendable {
     }
 }
 
+/// One stretch of work of a watched loop that reached the hang threshold.
 public struct BusyPeriod: Sendable, Equatable {
+    /// The watch slot (a thread id, or the main queue's id).
     public var tid: Int32
+    /// The period's sequence number within its slot and generation.
     public var seq: UInt64
     /// The engine generation (process image) it belongs to.
     public var generation: UInt32 = 0
     /// The OS thread that ran the work (for the main queue, the worker that drained it).
     public var osTid: Int32
+    /// CLOCK_MONOTONIC ns the work began (the loop's last wait ended).
     public var startNs: UInt64
     /// nil while in progress (no end was logged before the process stopped).
     public var endNs: UInt64?
@@ -106,9 +121,11 @@ public struct BusyPeriod: Sendable, Equatable {
 
 /// One or more sampling ticks of a busy period that saw the same stack the same way.
 public struct CapturedSample: Sendable, Equatable {
+    /// How a sample was taken: a signal on a running thread, or a read of a blocked one.
     public enum Source: UInt32, Sendable { case signal = 1, blockedWrapper = 2, blockedSyscall = 3 }
     /// When the latest tick folded into it was taken.
     public var timeNs: UInt64
+    /// How it was taken.
     public var source: Source
     /// The call a blocked sample was taken in; `.none` for a running one.
     public var call: BlockedCall
@@ -140,7 +157,10 @@ public struct CapturedSample: Sendable, Equatable {
 /// where it parked, to `endNs`, when the engine saw it move on (nil: still
 /// parked when the log ended).
 public struct CapturedPark: Sendable, Equatable {
+    /// The main thread's OS thread id.
     public var osTid: Int32
+    /// CLOCK_MONOTONIC ns it blocked where it parked.
     public var startNs: UInt64
+    /// CLOCK_MONOTONIC ns the engine saw it move on; nil while still parked.
     public var endNs: UInt64?
 }

@@ -80,6 +80,7 @@ public struct CaptureNote: Sendable, Hashable {
 
     /// The library's in-process wrappers, as bits (HW_INPROCESS_*).
     public struct InProcessWrappers: OptionSet, Sendable, Hashable {
+        /// The HW_INPROCESS_* bits.
         public let rawValue: UInt32
         /// Creates the set whose bits are `rawValue`.
         public init(rawValue: UInt32) { self.rawValue = rawValue }
