@@ -17,7 +17,7 @@ extension CaptureSession {
 
     /// How long the exporter may take, at the end, to send the last hangs: a
     /// down endpoint's retries end in a drop rather than holding the exit.
-    package static let finalExportTimeoutNs: UInt64 = 5_000_000_000
+    package static let finalExportTimeoutNs = UInt64(CaptureOptions.Defaults.finalExportSeconds * 1e9)
 
     /// Ends a capture whose writer is gone (the program exited, or the poller
     /// stopped): the last turn (its running hangs end at `endNs`), reading

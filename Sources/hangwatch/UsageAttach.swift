@@ -15,8 +15,7 @@ extension Usage {
     in every case.
 
     Options:
-      --duration TIME    how long to watch: 30s (default), 500ms, 2m, or forever
-    \([CaptureOptions.thread, CaptureOptions.hangMs, CaptureOptions.reportMs, CaptureOptions.sampleHz,
+    \([CaptureOptions.duration, CaptureOptions.thread, CaptureOptions.hangMs, CaptureOptions.reportMs, CaptureOptions.sampleHz,
        CaptureOptions.sourceLines].map(\.helpLines).joined(separator: "\n"))
       -o, --output FILE  write the report to FILE instead of stderr
       --format FORMAT    \(reportFormats) (default text)
