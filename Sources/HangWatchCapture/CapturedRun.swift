@@ -1,5 +1,6 @@
-// Public rather than package to stay close to its history; the library does
-// not re-export the capture stage, so none of this reaches its users.
+// What the reader makes of a sample log, in Swift values only: the engine's
+// codes are decoded here (Decoded/), so no later stage reads a C record.
+// Public, yet out of the library's reach: it does not re-export this stage.
 
 import HangWatchSymbols
 

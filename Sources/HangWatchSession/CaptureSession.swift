@@ -1,8 +1,10 @@
 // One capture, whichever way in: the configuration checked and translated to
 // C once, the log sized by one policy, the reader's turn (drain, live events,
-// park), the live sinks and the report. The drivers (`hangwatch run`,
+// park), the live sinks and the report. What `run` and `attach` share around
+// it is in CaptureSession+Drivers.swift, the library's locked session and
+// reader thread in InProcessCapture.swift. The drivers (`hangwatch run`,
 // `hangwatch attach`, `HangWatcher`) keep only what is theirs: launching a
-// child, an interrupt, a reader thread.
+// child, an interrupt handler, the library's callback and frame monitors.
 
 import CHangWatchEngine
 import HangWatchAnalysis
