@@ -11,7 +11,7 @@ struct AttachOptions {
     var output: String?
     /// The live outputs, as a session takes them.
     var live = LiveOutputSettings()
-    var format: ReportFormat = .text
+    var format: ReportFormat = .standard
     var gates = RunGates()
     var showHelp = false
     /// HANGWATCH_ATTACH_STOP_BLOCKED=1 (tests): stop blocked threads too, the worst case for the target.
