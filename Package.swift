@@ -68,14 +68,18 @@ let package = Package(
         .target(name: "HangWatchSymbols", dependencies: ["HangWatchModel", "CLibElf"],
                 linkerSettings: [.linkedLibrary("stdc++")]),
         // The sample-log reader: records in, unwound samples out (libunwind via CHangWatchUnwind);
-        // `attach` drives the CHangWatchAttach poller into a sample log of its own.
+        // `attach` drives the CHangWatchAttach poller into a sample log of its own. The last stage
+        // that reads the engine's C records: it decodes them (Decoded/) into Swift values.
         .target(name: "HangWatchCapture",
                 dependencies: ["HangWatchSymbols", "CHangWatchEngine", "CHangWatchUnwind", "CHangWatchAttach"]),
         // Captured samples to the report: report builder, call trees, filters, diff, metrics,
-        // hang states (CPU clock, lock owners), and `dump`'s resolved thread stacks.
-        .target(name: "HangWatchAnalysis", dependencies: ["HangWatchCapture", "CHangWatchEngine", "CHangWatchAttach"]),
+        // hang states (CPU clock, lock owners), and `dump`'s resolved thread stacks. Swift only.
+        .target(name: "HangWatchAnalysis", dependencies: ["HangWatchCapture"]),
+        // gzip framing over the system zlib, for pprof profiles: the one C library render needs,
+        // kept behind a Swift seam so that no report stage imports a C module.
+        .target(name: "HangWatchGzip", dependencies: ["CZlib"]),
         // The report in every format (text, markdown, HTML, exports) and diffs, with display names.
-        .target(name: "HangWatchRender", dependencies: ["HangWatchAnalysis", "CZlib"]),
+        .target(name: "HangWatchRender", dependencies: ["HangWatchAnalysis", "HangWatchGzip"]),
         // Hangs as they happen: live hang events, the (rotating) event file, the OTLP exporter.
         .target(name: "HangWatchLive", dependencies: ["HangWatchRender"]),
         // One capture whichever way in (preload, in-process, attach): the configuration's one
@@ -133,8 +137,8 @@ let package = Package(
         .testTarget(name: "HangWatchLiveTests", dependencies: ["HangWatchLive", "HangWatchTestSupport"]),
         .testTarget(name: "HangWatchTests", dependencies: ["HangWatch"]),
         // The integration tests launch programs and wait for them: optimising their own
-        // code buys nothing at run time, and its whole-module -O pass was 80 s of every
-        // CI build (2026-12-04, 2 cores); -Onone compiles it in a fraction of that.
+        // code buys nothing at run time, and its whole-module -O pass is a large part of
+        // every CI build (BENCHMARKS.md); -Onone compiles it in a fraction of that.
         .testTarget(name: "IntegrationTests", dependencies: ["HangWatch", "HangWatchTestSupport"],
                     swiftSettings: [.unsafeFlags(["-Onone"])]),
     ]

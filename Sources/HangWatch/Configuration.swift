@@ -15,7 +15,7 @@ extension HangWatcher {
         /// Where to write the report when the process exits; nil: only on demand.
         public var reportPath: String?
         /// The format of the report written at exit (`HANGWATCH_FORMAT`); text by default.
-        public var reportFormat: ReportFormat = .text
+        public var reportFormat: ReportFormat = .standard
         /// Watch the main run loop with a CFRunLoop observer (RunLoop programs).
         public var observeMainRunLoop = true
         /// Watch Swift Concurrency's cooperative pool: a job that runs `hangMs` or

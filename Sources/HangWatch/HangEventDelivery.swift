@@ -1,3 +1,4 @@
+import Synchronization
 import HangWatchAnalysis
 import HangWatchLive
 
@@ -24,8 +25,36 @@ final class HangEventDelivery: Sendable {
         self.callback = callback
     }
 
+    /// Set when the callback had not returned after the time the exit gives it.
+    private let stuckAtExit = Atomic<Bool>(false)
+
+    /// At exit: waits up to 1 s for the callbacks queued so far, and remembers
+    /// when they did not all return.
+    func flushAtExit() {
+        if !flush(timeoutNs: 1_000_000_000) { stuckAtExit.store(true, ordering: .relaxed) }
+    }
+
+    /// What the report says about the callback: that it was still running at
+    /// exit, or that hangs were dropped while it blocked.
+    var notes: [String] {
+        var notes: [String] = []
+        if stuckAtExit.load(ordering: .relaxed) {
+            notes.append("the onHang callback had not returned at exit: hangwatch waited 1 s for it, then went on")
+        }
+        if dropped > 0 {
+            notes.append("\(dropped) hangs were not passed to the onHang callback: \(Self.maxPending) were already waiting for it")
+        }
+        return notes
+    }
+
     /// Waits up to `timeoutNs` for the callbacks queued so far to return.
     func flush(timeoutNs: UInt64) -> Bool { jobs.drain(timeoutNs: timeoutNs) }
+
+    /// Hands the hangs among `events` that ended to the callback.
+    func deliverEnded(_ events: [HangEvent]) {
+        let ended = events.filter { $0.phase == .ended }
+        if !ended.isEmpty { deliver(ended) }
+    }
 
     /// Queues each event for the callback (never blocks the caller).
     func deliver(_ events: [HangEvent]) {

@@ -3,7 +3,6 @@ import Foundation
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
-import HangWatchLive
 import HangWatchRender
 import HangWatchSession
 import Synchronization
@@ -24,15 +23,13 @@ public final class HangWatcher: Sendable {
 
     /// The configuration the watcher was started with.
     public let configuration: Configuration
-    let log: LogBox
-    /// The capture, shared by the reader thread and report callers.
-    private let state: Mutex<CaptureSession>
+    /// The capture, shared by its reader thread and report callers.
+    private let capture: InProcessCapture
     private let startNs: UInt64
     /// The process that started the watcher (a forked child has another pid).
     let ownerPid = getpid()
     private let frameMonitors = Mutex<[FrameMonitor]>([])
     private let delivery: HangEventDelivery?
-    private let exporter: OTLPExporter?
 
     /// Why `start(_:)` did not start the watcher.
     public enum StartError: Error, Equatable, CustomStringConvertible {
@@ -73,93 +70,44 @@ public final class HangWatcher: Sendable {
         self.configuration = configuration
         startNs = ProcessClock.processStartNs()
         // Everything that can fail is checked before any thread is started.
-        let session: CaptureSession
         do {
-            session = try CaptureSession(config: configuration.capture, outputs: configuration.liveOutputs(),
-                                         backend: .inProcess, wantsEvents: onHang != nil)
-            // Loops the program does not mark (threads the list names) and the
-            // cooperative pool get the preload agent's wrappers.
-            // The exec family always: a sampling signal pending at an exec kills the new image.
-            var interposing: UInt32 = HW_INPROCESS_EXEC
-            if !configuration.capture.threadPatterns.isEmpty { interposing |= HW_INPROCESS_WAITS }
-            if configuration.watchPool { interposing |= HW_INPROCESS_POOL }
-            try session.startEngine(interposing: interposing)
+            capture = try InProcessCapture(
+                config: configuration.capture, outputs: configuration.liveOutputs(), wantsEvents: onHang != nil,
+                watchLoops: !configuration.capture.threadPatterns.isEmpty, watchPool: configuration.watchPool,
+                process: Self.processRecord(startNs: startNs), startNs: startNs)
         } catch {
             throw .engine(error.description)
         }
-        delivery = onHang.map(HangEventDelivery.init)
-        exporter = session.sinks.exporter
-        // dlopen'ed images are learned from /proc/self/maps by the reader thread.
-        session.watch(Self.processRecord(startNs: startNs), startNs: startNs)
-        log = LogBox(session.log)
-        let wantsEvents = session.makesEvents
-        state = Mutex(session)
+        let delivery = onHang.map(HangEventDelivery.init)
+        self.delivery = delivery
         if configuration.observeMainRunLoop { MainRunLoopHeartbeat.install() }
-        startReader()
-        if configuration.reportPath != nil || wantsEvents { ExitReport.install() }
-    }
-
-    private func startReader() {
-        let thread = Thread { [self] in
-            hw_never_watch_this_thread() // its waits pass through the library's wrappers: never a loop's
-            while true {
-                deliver(drainAndTakeEvents())
-                if parked() { continue }
-                usleep(50_000) // the 32 MiB ring holds seconds of samples; waking less keeps idle cost down
-            }
-        }
-        thread.name = "hangwatch-reader"
-        thread.start()
-    }
-
-    /// While the engine samples no thread and no hang event is pending, the
-    /// reader sleeps until sampling starts (at most a second, or a tenth of
-    /// the event file's rotation interval) instead of waking every 50 ms.
-    /// Returns false, at once, when it may not.
-    @inline(never)
-    private func parked() -> Bool {
-        let (mayPark, limitNs, epoch) = state.withLock { s in (s.mayPark, s.parkLimitNs, s.readerEpoch) }
-        if !mayPark { return false }
-        return log.sampleLog.parkReader(epoch: epoch, stop: nil, timeoutNs: limitNs)
-    }
-
-    /// Drains, then makes the hang events due now and tells the event file and
-    /// the exporter (under the state lock, so events leave in order).
-    /// Not inlined into the reader's endless loop: there, the release
-    /// optimizer's loop-invariant code motion never finished on its body.
-    /// With `final` (at exit), every hang not told yet is told now.
-    @inline(never)
-    private func drainAndTakeEvents(final: Bool = false) -> [HangEvent] {
-        state.withLock { s in final ? s.tellFinal(writerGone: false) : s.drainAndTell() }
-    }
-
-    /// Hands the hangs that ended to the `onHang` callback.
-    @inline(never)
-    private func deliver(_ events: [HangEvent]) {
-        guard let delivery else { return }
-        let ended = events.filter { $0.phase == .ended }
-        if !ended.isEmpty { delivery.deliver(ended) }
+        capture.startReader { events in delivery?.deliverEnded(events) }
+        if configuration.reportPath != nil || capture.makesEvents { ExitReport.install() }
     }
 
     /// At exit: the hangs not told yet (ended in the last drain interval, or
     /// still running) go to the stream, the callback and the exporter, and the
     /// callback and the exporter get a bounded time to finish (1 s and 2 s).
     func finishEvents() {
-        deliver(drainAndTakeEvents(final: true))
-        if let delivery, !delivery.flush(timeoutNs: 1_000_000_000) {
-            callbackStuckAtExit.store(true, ordering: .relaxed)
-        }
-        _ = exporter?.flush(timeoutNs: 2_000_000_000)
+        delivery?.deliverEnded(capture.finalEvents())
+        delivery?.flushAtExit()
+        _ = capture.exporter?.flush(timeoutNs: 2_000_000_000)
     }
-
-    /// Set when the `onHang` callback had not returned after the 1 s the exit gives it.
-    private let callbackStuckAtExit = Atomic<Bool>(false)
 
     /// This process, as events name it (no end yet).
     private static func processRecord(startNs: UInt64) -> ProcessInfoRecord {
         ProcessInfoRecord(pid: Int(getpid()), executable: ProcessClock.executablePath(),
                           arguments: Array(CommandLine.arguments.dropFirst()), exitCode: nil, signal: nil,
                           wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
+    }
+
+    /// This process from `startNs` to `endNs`, as the report names it.
+    private static func processFacts(startNs: UInt64, endNs: UInt64) -> ProcessFacts {
+        var facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
+                                 arguments: Array(CommandLine.arguments.dropFirst()),
+                                 exitCode: nil, signal: nil, startNs: startNs, endNs: endNs)
+        facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
+        return facts
     }
 
     /// The report so far: hangs up to now, with their call trees. With a frame
@@ -169,24 +117,8 @@ public final class HangWatcher: Sendable {
     /// for as long as that loop stays idle. The calling thread's own loop is complete.
     public func report() -> Report {
         hw_flush_own_frames() // the calling thread's loop, if it is one: its frames so far
-        let (run, sinkNotes) = state.withLock { s in
-            s.drain()
-            return (s.collector.snapshot(), s.sinks.notes)
-        }
-        let now = ProcessClock.monotonicNs()
-        var facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
-                                 arguments: Array(CommandLine.arguments.dropFirst()),
-                                 exitCode: nil, signal: nil, startNs: startNs, endNs: now)
-        facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
-        var notes: [String] = []
-        if callbackStuckAtExit.load(ordering: .relaxed) {
-            notes.append("the onHang callback had not returned at exit: hangwatch waited 1 s for it, then went on")
-        }
-        if let dropped = delivery?.dropped, dropped > 0 {
-            notes.append("\(dropped) hangs were not passed to the onHang callback: \(HangEventDelivery.maxPending) were already waiting for it")
-        }
-        var report = CaptureSession.report(config: configuration.capture, run: run, process: facts,
-                                           notes: notes + sinkNotes, sourceLines: nil)
+        var report = capture.report(process: Self.processFacts(startNs: startNs, endNs: ProcessClock.monotonicNs()),
+                                    notes: delivery?.notes ?? [])
         let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
         if !monitored.isEmpty {
             report.frameLoops += monitored
@@ -208,10 +140,4 @@ public final class HangWatcher: Sendable {
     func register(_ monitor: FrameMonitor) {
         frameMonitors.withLock { $0.append(monitor) }
     }
-}
-
-/// The log mapping, shared by the reader thread and report callers under the state lock.
-final class LogBox: @unchecked Sendable {
-    let sampleLog: SampleLog
-    init(_ log: SampleLog) { sampleLog = log }
 }

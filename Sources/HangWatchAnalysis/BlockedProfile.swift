@@ -17,7 +17,7 @@ package struct BlockedProfile {
             total += s.weight
             if s.source != .signal {
                 blockedWeight += s.weight
-                byCall[CallNames.name(of: s.call), default: 0] += s.weight
+                byCall[s.call.name, default: 0] += s.weight
             }
         }
         (blockedTicks, ticks) = (blockedWeight, total)

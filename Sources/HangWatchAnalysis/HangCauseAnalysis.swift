@@ -37,8 +37,8 @@ package struct HangCauseAnalysis {
     /// cgroup's figure goes first. A CPU limit stretches a thread's work, so
     /// throttling is weighed against the time the thread was off its CPU:
     /// a hang whose delay beyond its own CPU time is mostly throttled time
-    /// is `throttled` (the first hang of a limited group, 256 ms for 60 ms of
-    /// CPU, had 108 ms throttled and 197 ms off its CPU).
+    /// is `throttled` (a limited group's hangs are mostly time off the CPU,
+    /// and most of that throttled; BENCHMARKS.md has an example).
     package static func verdict(_ f: Figures) -> HangCause.Kind? {
         guard f.durationMs > 0 else { return nil }
         func most(_ ms: Double?, of whole: Double) -> Bool { (ms ?? 0) > 0 && (ms ?? 0) >= whole * mostShare }

@@ -1,4 +1,3 @@
-import CHangWatchEngine
 import HangWatchCapture
 import HangWatchModel
 
@@ -41,7 +40,7 @@ package struct HangStateAnalysis {
             blockedIn = kind == .cpu ? nil : Self.mainCall(samples)
         }
         guard kind != .cpu, let call = blockedIn else { return }
-        let blockedStacks = samples.filter { $0.source != .signal && CallNames.name(of: $0.call) == call }
+        let blockedStacks = samples.filter { $0.source != .signal && $0.call.name == call }
             .sorted { $0.weight > $1.weight }.map(stacks.resolve)
         blockedSymbol = blockedStacks.first.flatMap(Self.callingFrame)
         guard call == "futex" else { return }
@@ -75,9 +74,9 @@ package struct HangStateAnalysis {
 
     /// The shares with the run-queue time the ticks contradict taken out. A
     /// thread the ticks found blocked was not waiting for a CPU then, yet
-    /// schedstat once said a thread parked in pthread_join for 300 ms had been
-    /// runnable all along (CI, 2026-12-02; never seen again in 12 runs here),
-    /// which made the wait a `cpu` hang. Runnable time leaves no sample of
+    /// schedstat can say a thread parked in pthread_join was runnable all
+    /// along (seen once; BENCHMARKS.md, "Figures behind code comments"),
+    /// which would make the wait a `cpu` hang. Runnable time leaves no sample of
     /// either kind (the task clock stands still, and the watchdog sees state R),
     /// so the run-queue share can be at most the share of ticks that did not
     /// find the thread blocked.
@@ -91,24 +90,23 @@ package struct HangStateAnalysis {
     /// wanted a CPU: it counts as running. Time the kernel counts neither
     /// running nor runnable is sleep, or, in a virtual machine, time the
     /// hypervisor gave the virtual CPU to someone else (steal, which Linux
-    /// takes out of a thread's run time and tells per CPU only: bursts of 40 %
-    /// of a CPU for half a second were seen on the CI's VM). Sleep shows in
+    /// takes out of a thread's run time and tells per CPU only; see
+    /// BENCHMARKS.md for the bursts seen). Sleep shows in
     /// the ticks, which find the thread blocked at about one a millisecond;
     /// steal does not, since the thread never left the running state. So a
     /// share that says `mixed` while the ticks (complete, at least
     /// `minimumTicks`) found the thread asleep too seldom for a `mixed` hang
     /// (under 1 - `cpuShare` of them) is CPU work, part of it stolen. One
     /// tick asleep in a CPU hang is not rare (a page fault waiting on the
-    /// disk or the memory map's lock is a blocked state): CI called a 420 ms
-    /// CPU hang `mixed` while its VM lost CPU time.
+    /// disk or the memory map's lock is a blocked state), so without this
+    /// check a CPU hang on a VM that loses CPU time reads as `mixed`.
     ///
     /// `blockedTicksComplete` (default: `ticksComplete`) says whether every
     /// tick that found the thread asleep is there, though ticks that found it
     /// running may be lost (the kernel's ring read too late, as a watchdog
     /// short of CPU time is: running samples only ever go there). Then the
     /// share of ticks asleep is an upper bound, and one under a fifth still
-    /// says CPU work (CI called a Swift CPU hang `mixed` while its VM lost CPU
-    /// time, 2026-12-03).
+    /// says CPU work (the same stolen-time case, with the watchdog itself short of CPU).
     package static func kind(_ measured: Shares, ticks: BlockedProfile, ticksComplete: Bool,
                              blockedTicksComplete: Bool? = nil) -> HangKind {
         let active = measured.cpuShare + (measured.runqShare ?? 0)
@@ -124,10 +122,8 @@ package struct HangStateAnalysis {
     /// `runningLossesToo`, the kernel's lost samples (all of a running thread)
     /// do not count: the ticks asleep are all there.
     static func ticksComplete(of tid: Int32, in run: CapturedRun, runningLossesToo: Bool = true) -> Bool {
-        let losses = [HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_SAMPLES_MISSED.rawValue]
-            + (runningLossesToo ? [HW_NOTE_KERNEL_SAMPLES_LOST.rawValue] : [])
-        return run.droppedRecords == 0 && run.abandonedRecords == 0
-            && !run.notes.contains { $0.tid == tid && losses.contains($0.code) }
+        run.droppedRecords == 0 && run.abandonedRecords == 0
+            && !run.notes.contains { $0.tid == tid && $0.kind.losesTicks(countingRunningOnly: runningLossesToo) }
     }
 
     /// CPU (and run-queue) share of wall time over the windows the readings cover.
@@ -144,7 +140,7 @@ package struct HangStateAnalysis {
     /// The call blocked samples were in most (ties by name).
     static func mainCall(_ samples: [CapturedSample]) -> String? {
         var byCall: [String: Int] = [:]
-        for s in samples where s.source != .signal { byCall[CallNames.name(of: s.call), default: 0] += s.weight }
+        for s in samples where s.source != .signal { byCall[s.call.name, default: 0] += s.weight }
         return byCall.max { ($0.value, $1.key) < ($1.value, $0.key) }?.key
     }
 

@@ -1,4 +1,3 @@
-import CHangWatchEngine
 import Glibc
 import HangWatchCapture
 import HangWatchModel
@@ -124,7 +123,7 @@ package struct ReportBuilder {
             let parkSample = last.flatMap { samples[$0].timeNs >= park.startNs ? samples[$0] : nil }
             if let last, parkSample != nil { kept.remove(at: last) }
             parked = LaunchPark(atMs: Double(Int64(launchEnd) - Int64(processStartNs)) / 1e6,
-                                blockedIn: parkSample.map { CallNames.name(of: $0.call) },
+                                blockedIn: parkSample.map { $0.call.name },
                                 calledFrom: parkSample.flatMap { HangStateAnalysis.callingFrame(stacks.resolve($0)) })
         }
         // Launch counts from process start, not from when the engine came up.
@@ -159,10 +158,10 @@ package struct ReportBuilder {
                                        inProgress: period.endNs == nil, states: states, run: run, stacks: stacks,
                                        msPerSample: msPerSample, wantsTree: wantsTree)
         let thread = run.threads[period.osTid]
-        let role = period.tid == HW_MAIN_QUEUE_ID ? UInt32(HW_ROLE_MAIN_QUEUE) : (thread?.role ?? 0)
+        let role = period.isMainQueue ? ThreadRole.mainQueue : (thread?.role ?? .mainThread)
         return Hang(
             id: id,
-            thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: Self.roleName(role)),
+            thread: ThreadRef(tid: Int(period.osTid), name: thread?.name ?? "", role: role.reportName),
             startMs: Double(Int64(period.startNs) - Int64(processStartNs)) / 1e6,
             durationMs: durationMs,
             reported: wantsTree,
@@ -219,87 +218,74 @@ package struct ReportBuilder {
         }
     }
 
-    static func roleName(_ role: UInt32) -> String {
-        switch role {
-        case UInt32(HW_ROLE_MAIN_QUEUE): return "main-queue"
-        case UInt32(HW_ROLE_LOOP): return "loop"
-        case UInt32(HW_ROLE_JOB): return Hang.jobRole
-        default: return "main-thread"
-        }
-    }
-
-    /// What an HW_NOTE_SAMPLER note tells the reader, if anything: why running threads
+    /// What a sampler note tells the reader, if anything: why running threads
     /// were sampled with signals, or that the kernel sampled user time only.
-    static func samplerNote(_ value: UInt64) -> String? {
-        let sampler = UInt32(truncatingIfNeeded: value)
-        let why = UInt32(truncatingIfNeeded: value >> 32)
-        if sampler == HW_SAMPLER_PERF.rawValue {
-            guard why == UInt32(HW_SAMPLER_WHY_USER_ONLY) else { return nil }
+    static func samplerNote(_ sampler: CaptureNote.RunningSampler) -> String? {
+        let reason: String
+        switch sampler {
+        case .kernel(let userTimeOnly):
+            guard userTimeOnly else { return nil }
             return "running threads were sampled by the kernel in user time only (perf_event_paranoid): "
                 + "CPU time inside system calls got no samples"
-        }
-        guard sampler == HW_SAMPLER_SIGNAL.rawValue else { return nil }
-        let reason: String
-        switch why {
-        case UInt32(HW_SAMPLER_WHY_SECCOMP):
+        case .unknown: return nil
+        case .signal(.seccomp):
             reason = "a seccomp filter is on, and one may kill for perf_event_open, so it was not tried"
-        case UInt32(HW_SAMPLER_WHY_RING):
+        case .signal(.ringUnmapped):
             reason = "the kernel sampler's ring could not be mapped: the locked-memory allowance was spent"
-        default:
-            reason = "perf_event_open: " + String(cString: strerror(Int32(bitPattern: why)))
+        case .signal(.perfEventOpen(let errno)):
+            reason = "perf_event_open: " + String(cString: strerror(errno))
         }
         return "running threads were sampled with SIGPROF, not by the kernel (\(reason)): "
             + "a sample that races into a call such as sigtimedwait can end it early"
     }
 
     /// Notes about the evidence itself: what the engine could not sample.
-    static func describe(run: CapturedRun) -> [String] {
+    package static func describe(run: CapturedRun) -> [String] {
         var notes: [String] = []
         var seen = Set<String>()
         for note in run.notes {
             let text: String
-            switch note.code {
-            case HW_NOTE_SIGNAL_BLOCKED.rawValue:
+            switch note.kind {
+            case .signalBlocked:
                 text = "thread \(note.tid) blocks SIGPROF: its CPU samples are missing, only blocked waits were sampled"
-            case HW_NOTE_SIGNAL_REPLACED.rawValue:
+            case .signalReplaced:
                 text = "the program installed its own SIGPROF handler; hangwatch chains to it"
-            case HW_NOTE_POOL_UNWATCHED.rawValue:
-                switch UInt32(truncatingIfNeeded: note.value) {
-                case UInt32(HW_POOL_WHY_SWIFT_JOB_API):
+            case .poolUnwatched(let why):
+                switch why {
+                case .swiftJobAPI:
                     text = "this libdispatch hands Swift jobs over with dispatch_async_swift_job: the cooperative pool was not watched"
-                case UInt32(HW_POOL_WHY_QUEUES):
+                case .tooManyQueues:
                     text = "the program used more cooperative-pool priorities than hangwatch tells apart: jobs of the others were not watched"
-                case UInt32(HW_POOL_WHY_NOT_REDIRECTED):
+                case .notRedirected:
                     text = "no loaded image imports the dispatch calls that hand jobs to the cooperative pool "
                         + "(a Swift runtime linked in statically): the library did not watch the pool"
-                default:
+                case .slotsFull, .unknown:
                     text = "some cooperative-pool threads got no watch slot (the table was full): their jobs were not watched"
                 }
-            case HW_NOTE_INPROCESS.rawValue:
-                let asked = UInt32(truncatingIfNeeded: note.value >> 32), done = UInt32(truncatingIfNeeded: note.value)
-                guard asked & HW_INPROCESS_WAITS != 0, done & HW_INPROCESS_WAITS == 0 else { continue }
+            case .inProcess(let asked, let done):
+                guard asked.contains(.waits), !done.contains(.waits) else { continue }
                 text = "no loaded image imports an event-loop wait the library can wrap: threads the list names are "
                     + "watched only where the program marks their loop (LoopHeartbeat, FrameMonitor)"
-            case HW_NOTE_SIGPROF_IGNORED.rawValue:
+            case .sigprofIgnored:
                 text = "the program ignores SIGPROF, and so does the kernel for it: while it does, the SIGPROF sampler "
                     + "cannot sample running threads (the kernel's sampler is not affected)"
-            case HW_NOTE_SECCOMP_STOPPED.rawValue:
-                let ms = note.value / 1_000_000, frac = String(ms % 1000)
+            case .seccompStopped(let afterNs):
+                let ms = afterNs / 1_000_000, frac = String(ms % 1000)
                 let seconds = "\(ms / 1000)." + String(repeating: "0", count: 3 - frac.count) + frac
                 text = "a seccomp filter the program installed on every thread (SECCOMP_FILTER_FLAG_TSYNC) binds "
                     + "hangwatch's watchdog too, noticed at +\(seconds) s: sampling stopped then, since such a filter "
                     + "may kill for the calls it makes (/proc opens, process_vm_readv, perf_event_open); "
                     + "later hangs are timed but have no samples"
-            case HW_NOTE_SAMPLES_MISSED.rawValue:
-                text = "thread \(note.tid): sampling signals went unanswered (\(note.value) in one hang)"
-            case HW_NOTE_SAMPLER.rawValue:
-                guard let said = samplerNote(note.value) else { continue }
+            case .samplesMissed(let count):
+                text = "thread \(note.tid): sampling signals went unanswered (\(count) in one hang)"
+            case .sampler(let sampler):
+                guard let said = samplerNote(sampler) else { continue }
                 text = said
-            case HW_NOTE_KERNEL_SAMPLES_LOST.rawValue:
-                text = "thread \(note.tid): the kernel lost \(note.value) samples in one hang (its ring filled before the watchdog read it)"
-            case HW_NOTE_STATE_UNREADABLE.rawValue:
+            case .kernelSamplesLost(let count):
+                text = "thread \(note.tid): the kernel lost \(count) samples in one hang (its ring filled before the watchdog read it)"
+            case .stateUnreadable:
                 text = "thread \(note.tid): /proc gave only its state (a privilege drop, or a thread on its way out): blocked ticks have no stack, and no signal was sent while its state was unsure"
-            default: continue
+            case .unknown: continue
             }
             if seen.insert(text).inserted { notes.append(text) }
         }

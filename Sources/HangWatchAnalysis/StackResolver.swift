@@ -69,7 +69,7 @@ struct StackResolver {
     func resolve(_ sample: CapturedSample) -> WeightedStack {
         var leaf: Frame?
         if sample.source == .blockedWrapper {
-            leaf = Frame(symbol: CallNames.name(of: sample.call), image: CallNames.libcImage)
+            leaf = Frame(symbol: sample.call.name, image: BlockedCall.libcImage)
         }
         var frames = programFrames(sample.stack)
         if sample.truncated {

@@ -1,9 +1,7 @@
 // `hangwatch dump PID`: every thread's stack once, the `py-spy dump` /
-// `eu-stack` of a Swift or C process. Capture is in C (CSupport/attach/dump.c);
-// unwinding and names are the report's own (CaptureCollector, Symbolicator).
+// `eu-stack` of a Swift or C process. Capture and unwinding are the capture
+// stage's (ThreadSnapshot); names are the report's own (Symbolicator).
 
-import CHangWatchAttach
-import CHangWatchEngine
 import HangWatchCapture
 import HangWatchModel
 import HangWatchSymbols
@@ -52,48 +50,24 @@ package struct ThreadDump: Sendable, Equatable, Codable {
     /// Captures, unwinds and names every thread's stack of `pid`.
     /// `stopBlockedThreads`: stop blocked threads too, instead of reading them from /proc (tests).
     package static func capture(pid: Int32, stopBlockedThreads: Bool = false) throws(AttachRefusal) -> ThreadDump {
-        if let refusal = AttachRefusal.check(pid: pid) { throw refusal }
         let start = SystemClock.monotonicNs()
-        let log: SampleLog
-        do { log = try SampleLog(anonymousCapacity: SampleLogSize.bytes(for: .snapshot)) } catch { throw .cannotStart("\(error)") }
-        let max = 4096
-        var raw = [hwa_dump_thread](repeating: hwa_dump_thread(), count: max)
-        var stats = hwa_dump_stats()
-        hwa_block_sigchld() // stops are awaited with sigtimedwait(SIGCHLD)
-        let count = hwa_dump(log.header, pid, &raw, Int32(max), &stats, stopBlockedThreads ? UInt32(HWA_FLAG_STOP_BLOCKED) : 0)
-        guard count >= 0 else { throw .cannotStart("cannot read the threads of process \(pid): \(errnoDescription())") }
-        let collector = CaptureCollector()
-        collector.watchModules(ofProcess: pid, log: log)
-        collector.drain(log, writerGone: true)
-        collector.stopWatchingModules()
-        let run = collector.run
+        let snapshot = try ThreadSnapshot.capture(pid: pid, stopBlockedThreads: stopBlockedThreads)
         let symbolicator = Symbolicator()
-        for module in run.modules { symbolicator.addModule(module) }
-        let resolver = StackResolver(run: run, symbolicator: symbolicator)
-        var threads: [DumpedThread] = []
-        for t in raw.prefix(Int(count)) {
-            let name = withUnsafeBytes(of: t.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            var frames: [DumpedFrame] = []
-            if let sample = run.samples[BusyKey(tid: t.tid, seq: 1, generation: 1)]?.first {
-                frames = resolver.resolve(sample).frames.reversed().map { DumpedFrame(symbol: $0.symbol, image: $0.image) }
-            }
-            let how: String
-            switch t.how {
-            case UInt32(HWA_DUMP_PROC): how = "proc"
-            case UInt32(HWA_DUMP_STOPPED): how = "stopped"
-            default: how = "none"
-            }
-            threads.append(DumpedThread(
-                tid: t.tid, name: name, state: t.state == 0 ? "?" : String(UnicodeScalar(UInt8(bitPattern: t.state))),
-                syscall: t.nr >= 0 ? CallNames.name(of: Int32(HW_CALL_SYSCALL_BASE) + t.nr) : nil,
-                capture: how, frames: frames,
-                error: t.error != 0 ? String(cString: strerror(t.error)) : nil))
+        for module in snapshot.run.modules { symbolicator.addModule(module) }
+        let resolver = StackResolver(run: snapshot.run, symbolicator: symbolicator)
+        let threads = snapshot.threads.map { t in
+            let frames = snapshot.run.samples[t.sampleKey]?.first.map {
+                resolver.resolve($0).frames.reversed().map { DumpedFrame(symbol: $0.symbol, image: $0.image) }
+            } ?? []
+            return DumpedThread(tid: t.tid, name: t.name, state: t.state, syscall: t.syscall?.name,
+                                capture: t.capture.rawValue, frames: frames,
+                                error: t.errno != 0 ? String(cString: strerror(t.errno)) : nil)
         }
         let end = SystemClock.monotonicNs()
-        return ThreadDump(pid: pid, executable: Self.executable(of: pid), captureMs: Double(stats.capture_ns) / 1e6,
-                          totalMs: Double(end - start) / 1e6, stoppedThreads: Int(stats.stopped),
-                          longestStopUs: Double(stats.stop_ns_max) / 1e3,
-                          restartedSyscalls: Int(stats.restarted), threads: threads)
+        return ThreadDump(pid: pid, executable: Self.executable(of: pid), captureMs: Double(snapshot.captureNs) / 1e6,
+                          totalMs: Double(end - start) / 1e6, stoppedThreads: snapshot.stoppedThreads,
+                          longestStopUs: Double(snapshot.longestStopNs) / 1e3,
+                          restartedSyscalls: snapshot.restartedSyscalls, threads: threads)
     }
 
     /// The target's executable path, from /proc/PID/exe.

@@ -52,7 +52,7 @@ extension CaptureCollector {
             for (owner, samples) in owners {
                 var shapes: [ThreadStateReader.OwnerShape: Int] = [:]
                 for (at, s) in samples.enumerated() {
-                    shapes[ThreadStateReader.OwnerShape(stack: s.stack, source: s.source.rawValue, call: s.call,
+                    shapes[ThreadStateReader.OwnerShape(stack: s.stack, source: s.source.rawValue, call: s.call.code,
                                                         truncated: s.truncated, unwindStopped: s.unwindStopped)] = at
                 }
                 reader.ownerShapes[key, default: [:]][owner] = shapes

@@ -167,7 +167,7 @@ extension CaptureCollector {
             return
         }
         let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
-                                    call: s.call, stack: stack, weight: ticks, truncated: truncated,
+                                    call: BlockedCall(code: s.call), stack: stack, weight: ticks, truncated: truncated,
                                     unwindStopped: !unwound.reachedEntry)
         let at = run.threadStates.ownerSamples[key]?[owner]?.count ?? 0
         run.threadStates.ownerSamples[key, default: [:]][owner, default: []].append(sample)

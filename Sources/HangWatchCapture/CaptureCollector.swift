@@ -10,9 +10,9 @@ import HangWatchSymbols
 /// reader owns it.
 package final class CaptureCollector {
     // The properties every sample touches are exempt from Swift's dynamic
-    // exclusivity checks (@exclusivity(unchecked)): each check took a
-    // thread-local access set, about 80 instructions, four to six times a
-    // sample (callgrind: 7 % of the reader's work per sample). The collector
+    // exclusivity checks (@exclusivity(unchecked)): each check takes a
+    // thread-local access set, several times a sample, a visible share of
+    // the reader's work (BENCHMARKS.md). The collector
     // is single-threaded by design, and no access to these overlaps another
     // (the compiler still checks the static cases).
     @exclusivity(unchecked) package internal(set) var run = CapturedRun() // internal: CaptureCollector+ThreadStates.swift adds to it
@@ -36,7 +36,9 @@ package final class CaptureCollector {
     /// a record of it that comes late is dropped, so it cannot come back as a phantom.
     @exclusivity(unchecked) var forgottenUpTo: [SlotGeneration: UInt64] = [:]
     /// Notes already kept: a note repeated per hang is kept once, and at most `maxNotes` are.
-    private var noteSet: Set<CaptureNote> = []
+    private var noteSet: Set<NoteKey> = []
+    /// A note as the engine wrote it, for telling repeats apart.
+    private struct NoteKey: Hashable { var tid: Int32, code: UInt32, value: UInt64 }
     static let maxNotes = 1024
     /// The buffer every sample is unwound into (one allocation, not one per sample).
     @exclusivity(unchecked) private var scratch: [UInt64]
@@ -87,7 +89,7 @@ package final class CaptureCollector {
             let t = raw.assumingMemoryBound(to: hw_rec_thread.self).pointee
             let name = withUnsafeBytes(of: t.name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
             let osTid = t.os_tid != 0 ? t.os_tid : t.tid
-            run.threads[osTid] = CapturedThread(tid: osTid, name: name, role: t.role)
+            run.threads[osTid] = CapturedThread(tid: osTid, name: name, role: ThreadRole(engineRole: t.role))
         case Int(HW_REC_SAMPLE.rawValue):
             addSample(raw.assumingMemoryBound(to: hw_rec_sample.self))
         case Int(HW_REC_REPEAT.rawValue):
@@ -126,12 +128,9 @@ package final class CaptureCollector {
                 }
                 break
             }
-            let note = CaptureNote(tid: n.tid, code: n.code, value: n.value)
-            // Notes whose text names no value are kept once per thread whatever their value,
-            // so per-hang repeats cannot use up the cap before another thread's first note.
-            let valueless = [HW_NOTE_SIGNAL_BLOCKED.rawValue, HW_NOTE_SIGNAL_REPLACED.rawValue,
-                             HW_NOTE_STATE_UNREADABLE.rawValue, HW_NOTE_SIGPROF_IGNORED.rawValue].contains(n.code)
-            let key = valueless ? CaptureNote(tid: n.tid, code: n.code, value: 0) : note
+            let note = CaptureNote(tid: n.tid, kind: CaptureNote.Kind(code: n.code, value: n.value))
+            let key = note.kind.namesNoFigure ? NoteKey(tid: n.tid, code: n.code, value: 0)
+                : NoteKey(tid: n.tid, code: n.code, value: n.value)
             if noteSet.count < Self.maxNotes, noteSet.insert(key).inserted { run.notes.append(note) }
         case Int(HW_REC_FRAMES.rawValue):
             let f = raw.assumingMemoryBound(to: hw_rec_frames.self).pointee
@@ -232,7 +231,7 @@ package final class CaptureCollector {
             run.stacks.intern(UnsafeBufferPointer(rebasing: $0.prefix(unwound.count)))
         }
         let sample = CapturedSample(timeNs: s.time_ns, source: CapturedSample.Source(rawValue: s.source) ?? .signal,
-                                    call: s.call, stack: stack, weight: 1,
+                                    call: BlockedCall(code: s.call), stack: stack, weight: 1,
                                     truncated: s.flags & UInt32(HW_SAMPLE_TRUNCATED) != 0,
                                     unwindStopped: !unwound.reachedEntry)
         folds.add(sample, to: key, in: &run.samples)

@@ -31,7 +31,7 @@ public struct CaptureConfig: Sendable, Equatable {
     /// The clocks a loop wait can be stamped with; both give CLOCK_MONOTONIC nanoseconds.
     public enum HeartbeatClock: String, Sendable, Equatable, CaseIterable {
         /// The CPU's time-stamp counter, scaled by a rate the watchdog measures against
-        /// CLOCK_MONOTONIC (about 9 ns a stamp instead of 21). Used only where the kernel's
+        /// CLOCK_MONOTONIC (cheaper than a vDSO call; BENCHMARKS.md). Used only where the kernel's
         /// clocksource is the TSC and the CPU says constant_tsc and nonstop_tsc; elsewhere,
         /// and for the first few ms, a stamp is a `clock_gettime`.
         case tsc

@@ -134,6 +134,12 @@ package enum CaptureOptions {
         package static let reportMs: Double = 250
         package static let sampleHz: Double = 1000
         package static let keep = 5
+        /// How long `attach` watches when `--duration` is not given (s).
+        package static let attachDurationSeconds: Double = 30
+        /// The longest `--duration` (s): 31 days.
+        package static let attachDurationLimitSeconds: Double = 31 * 86400
+        /// How long the OTLP exporter may take at the end of `run` and `attach` to send what is left (s).
+        package static let finalExportSeconds: Double = 5
     }
 
     package static let hangMs = OptionSpec(
@@ -214,8 +220,14 @@ package enum CaptureOptions {
         protobuf) to URL, e.g. http://127.0.0.1:4318, when it ends
         (and once while it runs, past --report-ms); retried with
         backoff, then dropped and counted in the report's notes;
-        at the end, unsent records get at most 5 s
+        at the end, unsent records get at most \(OptionSpec.clean(Defaults.finalExportSeconds)) s
         """)
+
+    /// `--duration TIME` (attach): how long to watch. Read by `attach`'s own
+    /// parser (units, `forever`); its default and limit are `Defaults`'.
+    package static let duration = OptionSpec(
+        flag: "--duration", valueName: "TIME", environment: nil, value: .text,
+        help: "how long to watch: \(OptionSpec.clean(Defaults.attachDurationSeconds))s (default), 500ms, 2m, or forever")
 
     /// `--fail-on-hang=MS` (run, attach): its limit (the help is the gates' own, in `hangwatch`).
     package static let failOnHang = OptionSpec(

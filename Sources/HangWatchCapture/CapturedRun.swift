@@ -1,5 +1,6 @@
-// Public rather than package to stay close to its history; the library does
-// not re-export the capture stage, so none of this reaches its users.
+// What the reader makes of a sample log, in Swift values only: the engine's
+// codes are decoded here (Decoded/), so no later stage reads a C record.
+// Public, yet out of the library's reach: it does not re-export this stage.
 
 import HangWatchSymbols
 
@@ -7,6 +8,7 @@ import HangWatchSymbols
 /// Times are CLOCK_MONOTONIC nanoseconds, as the engine wrote them.
 public struct CapturedRun: Sendable {
     package var modules: [ModuleImage] = []
+    /// Start addresses of hangwatch's own agent images: frames there are the agent's, not the program's.
     public var agentModuleStarts: Set<UInt64> = []
     /// Code of hangwatch's own inside a program image (the library's wait
     /// wrappers and job trampolines): on the program's stacks, not its work.
@@ -21,6 +23,7 @@ public struct CapturedRun: Sendable {
     public var samples: [BusyKey: [CapturedSample]] = [:]
     /// The stacks the samples refer to.
     public var stacks = StackTable()
+    /// What the engine said about its own evidence, each kept once (see CaptureCollector).
     public var notes: [CaptureNote] = []
     /// Swift Concurrency's pool queues: how many jobs each can run at once, by
     /// queue number (the `poolQueue` of its jobs' busy periods).
@@ -29,6 +32,7 @@ public struct CapturedRun: Sendable {
     public var launchParks: [CapturedPark] = []
     /// Frame loops: their frames (busy periods) folded, by slot id.
     public var frames: [Int32: FrameTally] = [:]
+    /// CLOCK_MONOTONIC ns the process exited, when the log saw it.
     public var exitTimeNs: UInt64?
     /// Records the ring refused because it was full (all kinds).
     public var droppedRecords: UInt64 = 0
@@ -40,26 +44,35 @@ public struct CapturedRun: Sendable {
     public var unattributedRecords: UInt64 = 0
     /// CPU time, lock owners and what ran while a busy thread waited (ThreadStates.swift).
     public var threadStates = ThreadStates()
+    /// An empty run.
     public init() {}
 }
 
+/// A watched thread as its THREAD record named it.
 public struct CapturedThread: Sendable, Equatable {
+    /// Its OS thread id.
     public var tid: Int32
+    /// Its name (comm) when it was announced.
     public var name: String
-    public var role: UInt32
-    package init(tid: Int32, name: String, role: UInt32) {
+    /// What it is to the program.
+    public var role: ThreadRole
+    package init(tid: Int32, name: String, role: ThreadRole) {
         self.tid = tid
         self.name = name
         self.role = role
     }
 }
 
+/// Names one busy period: its watch slot, sequence and engine generation.
 public struct BusyKey: Hashable, Sendable {
+    /// The watch slot (a thread id, or the main queue's id).
     public var tid: Int32
+    /// The period's sequence number within its slot and generation.
     public var seq: UInt64
     /// The engine generation (process image): an exec restarts sequences.
     /// No default: a key built without it would silently match nothing.
     public var generation: UInt32
+    /// The key of period `seq` of slot `tid` in image `generation`.
     public init(tid: Int32, seq: UInt64, generation: UInt32) {
         self.tid = tid
         self.seq = seq
@@ -74,13 +87,17 @@ public struct BusyKey: Hashable, Sendable {
     }
 }
 
+/// One stretch of work of a watched loop that reached the hang threshold.
 public struct BusyPeriod: Sendable, Equatable {
+    /// The watch slot (a thread id, or the main queue's id).
     public var tid: Int32
+    /// The period's sequence number within its slot and generation.
     public var seq: UInt64
     /// The engine generation (process image) it belongs to.
     public var generation: UInt32 = 0
     /// The OS thread that ran the work (for the main queue, the worker that drained it).
     public var osTid: Int32
+    /// CLOCK_MONOTONIC ns the work began (the loop's last wait ended).
     public var startNs: UInt64
     /// nil while in progress (no end was logged before the process stopped).
     public var endNs: UInt64?
@@ -105,12 +122,14 @@ public struct BusyPeriod: Sendable, Equatable {
 
 /// One or more sampling ticks of a busy period that saw the same stack the same way.
 public struct CapturedSample: Sendable, Equatable {
+    /// How a sample was taken: a signal on a running thread, or a read of a blocked one.
     public enum Source: UInt32, Sendable { case signal = 1, blockedWrapper = 2, blockedSyscall = 3 }
     /// When the latest tick folded into it was taken.
     public var timeNs: UInt64
+    /// How it was taken.
     public var source: Source
-    /// HW_CALL_* for interposed waits, or 1000 + syscall number.
-    public var call: Int32
+    /// The call a blocked sample was taken in; `.none` for a running one.
+    public var call: BlockedCall
     /// Index in `CapturedRun.stacks` of the unwound pcs (innermost first;
     /// pcs[0] is the exact pc, the rest are return addresses).
     public var stack: Int32
@@ -122,7 +141,7 @@ public struct CapturedSample: Sendable, Equatable {
     /// stack (a frame it could not step past, or the frame limit): the
     /// report must not show its outermost frame as the thread's root.
     public var unwindStopped: Bool
-    package init(timeNs: UInt64, source: Source, call: Int32, stack: Int32, weight: Int, truncated: Bool,
+    package init(timeNs: UInt64, source: Source, call: BlockedCall, stack: Int32, weight: Int, truncated: Bool,
                  unwindStopped: Bool = false) {
         self.timeNs = timeNs
         self.source = source
@@ -134,18 +153,15 @@ public struct CapturedSample: Sendable, Equatable {
     }
 }
 
-public struct CaptureNote: Sendable, Hashable {
-    public var tid: Int32
-    public var code: UInt32
-    public var value: UInt64
-}
-
 /// A main thread found parked outside any loop during its launch (a server's
 /// main waiting for its event loops to close): from `startNs`, when it blocked
 /// where it parked, to `endNs`, when the engine saw it move on (nil: still
 /// parked when the log ended).
 public struct CapturedPark: Sendable, Equatable {
+    /// The main thread's OS thread id.
     public var osTid: Int32
+    /// CLOCK_MONOTONIC ns it blocked where it parked.
     public var startNs: UInt64
+    /// CLOCK_MONOTONIC ns the engine saw it move on; nil while still parked.
     public var endNs: UInt64?
 }

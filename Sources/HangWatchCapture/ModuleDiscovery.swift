@@ -53,7 +53,7 @@ package final class ModuleDiscovery {
     }
     /// `known`'s ranges alone, in the same order: what every sample's check
     /// reads. A binary search over `Known` itself copies its strings and
-    /// arrays at each probe (about 90 instructions a pc, measured).
+    /// arrays at each probe, which costs more than the search (BENCHMARKS.md).
     private var spans: [UInt32: [Span]] = [:]
     /// The main executable of each generation, as the engine logged it.
     private var mainImage: [UInt32: Known] = [:]

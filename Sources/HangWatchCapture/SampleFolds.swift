@@ -15,7 +15,7 @@ package struct SampleFolds {
         init(_ sample: CapturedSample) {
             stack = sample.stack
             source = sample.source.rawValue
-            call = sample.call
+            call = sample.call.code
             truncated = sample.truncated
             unwindStopped = sample.unwindStopped
         }

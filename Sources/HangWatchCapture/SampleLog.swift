@@ -62,9 +62,10 @@ package final class SampleLog {
     /// How long a reader with no live events to tell waits between drains while
     /// `sessions` threads are sampled: 200 ms for one, less for more (a drain
     /// then finds about 200 ms of one thread's samples, as it found 50 ms of
-    /// four threads' when every drain was 50 ms apart), never under 50 ms. Each
-    /// wake-up costs the reader 30-80 µs on the VMs we measure: at 1 kHz, 50 ms
-    /// drains spent about 1 µs a sample on waking alone.
+    /// four threads' when every drain was 50 ms apart), never under 50 ms.
+    /// Waking is most of the reader's cost per sample at high rates, so it
+    /// wakes no more often than the log's room requires (BENCHMARKS.md has
+    /// the cost of a wake-up).
     package static func drainIntervalMs(sessions: UInt32) -> Int32 {
         Int32(max(50, 200 / max(1, Int(sessions))))
     }

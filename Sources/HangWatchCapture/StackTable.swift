@@ -12,8 +12,8 @@ import Musl
 /// during a hang), so the lookup is its own open-addressing table over a
 /// cheap multiplicative hash of the pcs, read straight from the unwinder's
 /// buffer: a `[[UInt64]: Int32]` dictionary cost an array allocation and a
-/// SipHash of every pc per sample (about a fifth of the reader's
-/// instructions per sample, measured with callgrind). The pcs come from the
+/// SipHash of every pc per sample, a large share of the reader's work per
+/// sample (BENCHMARKS.md). The pcs come from the
 /// target, which could at worst make its own stacks collide: that slows its
 /// reader's lookups, never changes which stack an id names (every hit is
 /// compared pc by pc).
@@ -26,6 +26,7 @@ public struct StackTable: Sendable {
     /// slot. Its count is a power of two, kept at least twice the stacks'.
     private var slots: [Int32] = []
 
+    /// An empty table.
     public init() {}
 
     /// How many distinct stacks there are.

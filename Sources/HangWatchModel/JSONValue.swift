@@ -4,9 +4,9 @@
 //
 // Why: JSONEncoder's generic path looks up, the first time it meets each type,
 // whether the type conforms to a handful of marker protocols, and each lookup
-// scans the conformance records of every loaded library. Per callgrind, that and
-// its container machinery cost about 5 million instructions for the report of
-// one short hang, more than the rest of the report put together. The tree is
+// scans the conformance records of every loaded library: that and its container
+// machinery cost more than the rest of a short report put together
+// (BENCHMARKS.md, "Figures behind code comments"). The tree is
 // also Encodable, so event lines that embed a hang still go through JSONEncoder,
 // and the tests hold this writer's bytes to JSONEncoder's for the same tree.
 

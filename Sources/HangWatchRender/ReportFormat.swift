@@ -9,6 +9,10 @@ import HangWatchModel
 public enum ReportFormat: String, CaseIterable, Sendable {
     case text, json, markdown, folded, speedscope, chrome, pprof, html
 
+    /// The format a report is written in when none is asked for (`--format`,
+    /// `HANGWATCH_FORMAT`): the one place that default is written.
+    public static let standard: ReportFormat = .text
+
     /// The renderer of this format.
     private var renderer: @Sendable (Report) throws -> Data {
         switch self {

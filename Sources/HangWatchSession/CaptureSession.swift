@@ -1,8 +1,10 @@
 // One capture, whichever way in: the configuration checked and translated to
 // C once, the log sized by one policy, the reader's turn (drain, live events,
-// park), the live sinks and the report. The drivers (`hangwatch run`,
+// park), the live sinks and the report. What `run` and `attach` share around
+// it is in CaptureSession+Drivers.swift, the library's locked session and
+// reader thread in InProcessCapture.swift. The drivers (`hangwatch run`,
 // `hangwatch attach`, `HangWatcher`) keep only what is theirs: launching a
-// child, an interrupt, a reader thread.
+// child, an interrupt handler, the library's callback and frame monitors.
 
 import CHangWatchEngine
 import HangWatchAnalysis
@@ -61,6 +63,9 @@ package final class CaptureSession {
     package let collector: CaptureCollector
     /// The event file and the exporter.
     package let sinks: LiveSinks
+    /// Looks up function sources for the report when `config.sourceLines` is
+    /// set; made at the start, so a missing symbolizer is known before a long capture.
+    package let sourceLines: SourceLineResolver?
     /// Hang events as they happen, once `watch` began, when a sink (or `wantsEvents`) wants them.
     package private(set) var live: LiveHangs?
     private let wantsEvents: Bool
@@ -109,6 +114,7 @@ package final class CaptureSession {
         }
         self.wantsEvents = wantsEvents || sinks.wantEvents
         collector = CaptureCollector(frameDeadlineMs: config.frameMs)
+        sourceLines = config.sourceLines ? SourceLineResolver() : nil
     }
 
     deinit { if poller != nil { _ = stopPoller() } }
@@ -222,8 +228,7 @@ package final class CaptureSession {
 
     /// The report of `run` (by default what was read so far) for `process`:
     /// the driver's `notes` first, then the sinks'.
-    package func report(of run: CapturedRun? = nil, process: ProcessFacts, notes: [String] = [],
-                        sourceLines: SourceLineResolver? = nil) -> Report {
+    package func report(of run: CapturedRun? = nil, process: ProcessFacts, notes: [String] = []) -> Report {
         Self.report(config: config, run: run ?? collector.run, process: process, notes: notes + sinks.notes,
                     sourceLines: sourceLines)
     }

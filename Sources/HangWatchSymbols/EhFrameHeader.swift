@@ -96,8 +96,7 @@ private struct EncodedReader {
     private mutating func fixed(size: Int, signed: Bool) -> UInt64? {
         guard offset >= 0, size <= bytes.count - offset else { return nil }
         // Little-endian loads (x86_64 and aarch64 Linux), one per value: libc's
-        // table is thousands of entries, and a byte loop cost about 500
-        // instructions an entry.
+        // table is thousands of entries, and a byte loop costs many times more.
         var value: UInt64
         switch size {
         case 2: value = UInt64(UInt16(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt16.self)))

@@ -168,8 +168,8 @@ package struct ElfReader {
         // Sorted as (address, index) pairs, not the symbols themselves, and by
         // address alone: the name each address keeps is chosen afterwards
         // among its aliases (moving whole symbols through the sort, each with
-        // a String, and comparing names inside it, cost about half of the
-        // report of a hang in a program linked with libc, per callgrind).
+        // a String, and comparing names inside it, dominated the report of a
+        // hang in a program linked with libc; BENCHMARKS.md).
         let order = addressOrder(raw.map(\.start)).map { (start: raw[$0].start, index: $0) }
         // One group per address: its start, size and section end, and where its chosen name is in `names`.
         var groups: [(start: UInt64, size: UInt64, sectionEnd: UInt64?, name: (offset: UInt32, length: UInt32))] = []
@@ -225,8 +225,8 @@ package struct ElfReader {
 
     /// The indices of `starts` by address, then by index. Packed into one
     /// integer each when they fit (file addresses below 2^44, fewer than 2^20
-    /// symbols: every real image), the sort compares plain integers, about a
-    /// fifth of the instructions of a sort with a comparison closure.
+    /// symbols: every real image), the sort compares plain integers, far
+    /// cheaper than a sort with a comparison closure.
     package static func addressOrder(_ starts: [UInt64]) -> [Int] {
         let indexBits: UInt64 = 20
         guard starts.count < 1 << indexBits, starts.allSatisfy({ $0 < 1 << (64 - indexBits) }) else {

@@ -3,8 +3,8 @@
 //
 // Why: a report names a few dozen of a library's functions, but the full table
 // of glibc's debug file is tens of thousands of symbols to sort, deduplicate and
-// name; per callgrind that was about a quarter of the hangwatch process's work
-// for the report of a short hang. Here each symbol costs a binary search in the
+// name, a large part of the hangwatch process's work for the report of a
+// short hang (BENCHMARKS.md). Here each symbol costs a binary search in the
 // sorted addresses, and only the few that can change an answer are looked at
 // further (name, section end).
 //

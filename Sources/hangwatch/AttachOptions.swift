@@ -7,11 +7,11 @@ struct AttachOptions {
     var pid: Int32 = 0
     var capture = CaptureConfig()
     /// How long to watch; nil: until Ctrl-C or the target exits.
-    var durationSeconds: Double? = 30
+    var durationSeconds: Double? = CaptureOptions.Defaults.attachDurationSeconds
     var output: String?
     /// The live outputs, as a session takes them.
     var live = LiveOutputSettings()
-    var format: ReportFormat = .text
+    var format: ReportFormat = .standard
     var gates = RunGates()
     var showHelp = false
     /// HANGWATCH_ATTACH_STOP_BLOCKED=1 (tests): stop blocked threads too, the worst case for the target.
@@ -90,7 +90,7 @@ struct AttachOptions {
             scale = factor
             break
         }
-        guard let value = Double(number), value.isFinite, value >= 0, value * scale <= 31 * 86400 else {
+        guard let value = Double(number), value.isFinite, value >= 0, value * scale <= CaptureOptions.Defaults.attachDurationLimitSeconds else {
             throw UsageError("invalid duration '\(text)' (examples: 30s, 500ms, 2m, forever)")
         }
         return value == 0 ? nil : value * scale

@@ -28,10 +28,9 @@ enum ChildWatcher {
     /// thread polls a pidfd of it) and by the engine starting to sample
     /// another thread (the interval shortens), so an exit is seen at once, not
     /// up to an interval later; without pidfd_open (kernels before 5.3) it
-    /// sleeps the interval. Each wake-up costs this
-    /// process some 20-80 µs on a 2-vCPU VM, which at 1 kHz sampling is the
-    /// larger part of its cost per sample: callers wake often only when
-    /// somebody waits for live events.
+    /// sleeps the interval. Wake-ups are the larger part of this process's
+    /// cost per sample at high rates (BENCHMARKS.md), so callers wake often
+    /// only when somebody waits for live events.
     ///
     /// With `parking`, while the engine samples no thread and `drain` says
     /// nothing is pending (it returns true), it sleeps on the log instead,

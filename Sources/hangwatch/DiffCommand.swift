@@ -8,7 +8,7 @@ enum DiffCommand {
     struct Options {
         var before = ""
         var after = ""
-        var format: DiffFormat = .text
+        var format: DiffFormat = .standard
         var output: String?
         var showHelp = false
 
@@ -27,7 +27,7 @@ enum DiffCommand {
                     case "--format":
                         let name = try words.value(of: flag, inline: inline)
                         guard let format = DiffFormat(rawValue: name) else {
-                            throw UsageError("unknown diff format '\(name)' (expected text, markdown or json)")
+                            throw UsageError("unknown diff format '\(name)' (expected \(OutputOptions.diffFormatNames(markingDefault: false)))")
                         }
                         options.format = format
                     default: throw UsageError("unknown option '\(flag)' (try 'hangwatch diff --help')")

@@ -37,7 +37,7 @@ enum DumpCommand {
             let pid = try AttachOptions.pid(text)
             let dump: ThreadDump
             let stopAll = ProcessInfo.processInfo.environment["HANGWATCH_ATTACH_STOP_BLOCKED"] == "1"
-            do { dump = try ThreadDump.capture(pid: pid, stopBlockedThreads: stopAll) } catch { return AttachCommand.refused(error) }
+            do { dump = try ThreadDump.capture(pid: pid, stopBlockedThreads: stopAll) } catch { return refused(error) }
             let data: Data
             do { data = json ? try dump.json() + Data("\n".utf8) : Data(dump.text().utf8) } catch {
                 writeStderr("hangwatch: \(error)")

@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import HangWatchCapture
 import HangWatchSession
 
 /// Exit statuses of hangwatch itself. Otherwise `hangwatch run` exits with the
@@ -45,7 +46,7 @@ func usageError(_ message: String) -> Int32 {
 /// One line, and the status that says why a capture session could not start.
 func sessionFailed(_ error: CaptureSessionError) -> Int32 {
     switch error {
-    case let .refused(refusal): return AttachCommand.refused(refusal)
+    case let .refused(refusal): return refused(refusal)
     case .invalid: return usageError(error.description)
     case .cannotOpenEventFile:
         writeStderr("hangwatch: \(error)")
@@ -53,5 +54,15 @@ func sessionFailed(_ error: CaptureSessionError) -> Int32 {
     case .cannotCreateLog, .engine:
         writeStderr("hangwatch: \(error)")
         return ExitCode.internalError
+    }
+}
+
+/// One line, and the status that says which refusal it was.
+func refused(_ refusal: AttachRefusal) -> Int32 {
+    writeStderr("hangwatch: \(refusal)")
+    switch refusal {
+    case .noProcess: return ExitCode.noProcess
+    case .otherUser, .ptraceScope, .denied: return ExitCode.permissionDenied
+    case .cannotStart: return ExitCode.internalError
     }
 }

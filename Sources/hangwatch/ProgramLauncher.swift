@@ -86,3 +86,20 @@ enum ProgramLauncher {
         return body(copies.map(\.baseAddress) + [nil])
     }
 }
+
+extension ProgramLauncher.Failure {
+    /// Says why the program could not be started, and returns the status that tells which failure it was.
+    func reported() -> Int32 {
+        switch self {
+        case let .notFound(p):
+            writeStderr("hangwatch: cannot find program '\(p)'")
+            return ExitCode.notFound
+        case let .notExecutable(p, why):
+            writeStderr("hangwatch: cannot execute '\(p)': \(why)")
+            return ExitCode.cannotExecute
+        case let .spawnFailed(p, why):
+            writeStderr("hangwatch: cannot start '\(p)': \(why)")
+            return ExitCode.cannotExecute
+        }
+    }
+}

@@ -5,7 +5,7 @@ import HangWatchRender
 /// Parsed `hangwatch report FILE.json [options]` command line.
 struct ReportOptions {
     var input = ""
-    var format: ReportFormat = .text
+    var format: ReportFormat = .standard
     var output: String?
     var filters = ReportFilterSet()
     var showHelp = false

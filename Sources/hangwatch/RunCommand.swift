@@ -1,12 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 import CHangWatchCLISupport
-import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
-import HangWatchRender
 import HangWatchSession
-import HangWatchSymbols
 #endif
 import Foundation
 import HangWatch
@@ -38,19 +35,12 @@ enum RunCommand {
         do {
             path = try ProgramLauncher.resolve(program)
         } catch {
-            return report(launchFailure: error)
+            return error.reported()
         }
         guard let agent = AgentLocator.find() else {
             writeStderr("hangwatch: preload agent not found (looked for \(AgentLocator.lookedFor)); "
                         + "rebuild with `swift build` or `make agent`, or set HANGWATCH_AGENT")
             return ExitCode.internalError
-        }
-        // Looked for before the program runs, so a missing tool is said at once
-        // rather than discovered after a long run (the report notes it too).
-        let sourceLines = options.capture.sourceLines ? SourceLineResolver() : nil
-        if let sourceLines, sourceLines.symbolizerPath == nil {
-            writeStderr("hangwatch: note: --source-lines needs llvm-symbolizer, which is not in PATH nor next to swift; "
-                        + "the report will have no file:line")
         }
         let logPath = LogFiles.temporaryPath()
         // The event file is opened before the program starts: a path that cannot be written is said at once.
@@ -61,57 +51,30 @@ enum RunCommand {
             return sessionFailed(error)
         }
         defer { unlink(logPath) }
+        // Said before the program runs rather than after a long run (the report notes it too).
+        if let warning = session.missingSymbolizerWarning { writeStderr("hangwatch: note: " + warning) }
         let child: PreloadChild
         do {
             child = try PreloadChild(path: path, argv: argv, agent: agent, logPath: logPath, sampler: options.capture.sampler)
         } catch {
-            return report(launchFailure: error)
+            return error.reported()
         }
-        let startUnixNs = SystemClock.unixNs(ofMonotonic: child.startNs)
         // Images the program dlopen's later are read from its /proc/PID/maps
         // while it lives; the agent itself never takes the loader lock for them.
-        session.watch(ProcessInfoRecord(pid: Int(child.pid), executable: path.displayed, arguments: programArguments,
-                                        exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: startUnixNs),
-                      startNs: child.startNs)
+        let process = ProcessInfoRecord(pid: Int(child.pid), executable: path.displayed, arguments: programArguments,
+                                        exitCode: nil, signal: nil, wallMs: 0,
+                                        startTimeUnixNs: SystemClock.unixNs(ofMonotonic: child.startNs))
+        session.watch(process, startNs: child.startNs)
         let waitStatus = child.wait(draining: session)
         let endNs = SystemClock.monotonicNs()
-        _ = session.tellFinal(writerGone: true, endNs: endNs)
-        session.finish()
-        // The last hangs still go out, within a bound: retries of a down endpoint end in a drop.
-        _ = session.sinks.exporter?.flush(timeoutNs: 5_000_000_000)
-
-        var notes: [String] = []
-        if session.log.ownerPid == 0 {
-            notes.append("the agent did not start in the program (statically linked, or LD_PRELOAD was ignored): no hangs could be seen")
-        }
-        var facts = ProcessFacts(pid: Int(child.pid), executable: path.displayed, arguments: programArguments,
-                                 exitCode: waitStatus.exitCode, signal: waitStatus.signal,
-                                 startNs: child.startNs, endNs: endNs)
-        facts.startUnixNs = startUnixNs
-        var report = session.report(process: facts, notes: notes, sourceLines: sourceLines)
+        session.end(writerGone: true, endNs: endNs)
+        var report = session.report(ofLaunched: process, startNs: child.startNs, endNs: endNs,
+                                    exitCode: waitStatus.exitCode, signal: waitStatus.signal)
         report.process.cpuUserMs = waitStatus.cpuUserMs
         report.process.cpuSystemMs = waitStatus.cpuSystemMs
         report.process.peakRssKb = waitStatus.peakRssKb
-        let written = ReportOutput.write(report, format: options.format,
-                                         to: OutputDestination(path: options.output, otherwise: .standardError))
-        if written != 0 { return written }
         // A breached gate replaces the program's status; otherwise the program's status stands.
-        let breaches = options.gates.breaches(of: report)
-        for breach in breaches { writeStderr("hangwatch: \(breach.message)") }
-        return breaches.first?.status ?? waitStatus.shellStatus
-    }
-
-    private static func report(launchFailure error: ProgramLauncher.Failure) -> Int32 {
-        switch error {
-        case let .notFound(p):
-            writeStderr("hangwatch: cannot find program '\(p)'")
-            return ExitCode.notFound
-        case let .notExecutable(p, why):
-            writeStderr("hangwatch: cannot execute '\(p)': \(why)")
-            return ExitCode.cannotExecute
-        case let .spawnFailed(p, why):
-            writeStderr("hangwatch: cannot start '\(p)': \(why)")
-            return ExitCode.cannotExecute
-        }
+        return options.gates.conclude(report, format: options.format, output: options.output,
+                                      status: waitStatus.shellStatus)
     }
 }

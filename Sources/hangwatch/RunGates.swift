@@ -1,6 +1,7 @@
 import Foundation
 import HangWatch
 import HangWatchModel
+import HangWatchRender
 
 /// CI gates of `hangwatch run`: limits that turn a finished run into a failure.
 struct RunGates {
@@ -22,6 +23,18 @@ struct RunGates {
     struct Breach {
         var status: Int32
         var message: String
+    }
+
+    /// Writes `report` as `format` to `output` (stderr when nil), then
+    /// applies the gates: a breached gate's status replaces `status` (the
+    /// program's own, for `run`). Shared by `run` and `attach`.
+    func conclude(_ report: Report, format: ReportFormat, output: String?, status: Int32) -> Int32 {
+        let written = ReportOutput.write(report, format: format,
+                                         to: OutputDestination(path: output, otherwise: .standardError))
+        if written != 0 { return written }
+        let found = breaches(of: report)
+        for breach in found { writeStderr("hangwatch: \(breach.message)") }
+        return found.first?.status ?? status
     }
 
     /// Every gate that failed, in the order of their statuses; the first one's status is the exit status.

@@ -11,7 +11,7 @@ struct RunOptions {
     var output: String?
     /// The live outputs (`--events`, `--rotate`, `--keep`, `--otlp-endpoint`).
     var live = LiveOutputSettings()
-    var format: ReportFormat = .text
+    var format: ReportFormat = .standard
     var gates = RunGates()
     /// Where PROGRAM is among the parsed words (nil: none given). From there
     /// on they are the program's argv, which `run` hands over as the bytes it

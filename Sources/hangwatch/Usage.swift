@@ -44,8 +44,8 @@ enum Usage {
 
     Options:
     \(CaptureOptions.capture.map(\.helpLines).joined(separator: "\n"))
-      -o, --output FILE  write the report to FILE instead of stderr
-      --format FORMAT    \(reportFormats) (default text); save json to
+    \(OutputOptions.outputHelp("the report ", otherwise: "stderr"))
+    \(OutputOptions.reportFormatHelp); save json to
                          re-render or compare it later with 'report' and 'diff'
       -h, --help         show this help
 
@@ -78,8 +78,8 @@ enum Usage {
     given.
 
     Options:
-      --format FORMAT    \(reportFormats) (default text)
-      -o, --output FILE  write to FILE instead of stdout
+    \(OutputOptions.reportFormatHelp)
+    \(OutputOptions.outputHelp("", otherwise: "stdout"))
       --min-ms MS        keep only hangs that lasted MS or more
       --top N            keep only the N longest hangs
       --thread T         keep only hangs of thread T: a tid, or a name (exact or glob)
@@ -113,8 +113,8 @@ enum Usage {
     callback) share one row, under the deepest frame of the program's own code.
 
     Options:
-      --format FORMAT    text (default), markdown or json
-      -o, --output FILE  write to FILE instead of stdout
+      --format FORMAT    \(OutputOptions.diffFormatNames(markingDefault: true))
+    \(OutputOptions.outputHelp("", otherwise: "stdout"))
       -h, --help         show this help
 
     JSON output (diffVersion 1): {"diffVersion", "before", "after", "metrics":

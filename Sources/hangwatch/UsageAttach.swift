@@ -15,11 +15,10 @@ extension Usage {
     in every case.
 
     Options:
-      --duration TIME    how long to watch: 30s (default), 500ms, 2m, or forever
-    \([CaptureOptions.thread, CaptureOptions.hangMs, CaptureOptions.reportMs, CaptureOptions.sampleHz,
+    \([CaptureOptions.duration, CaptureOptions.thread, CaptureOptions.hangMs, CaptureOptions.reportMs, CaptureOptions.sampleHz,
        CaptureOptions.sourceLines].map(\.helpLines).joined(separator: "\n"))
-      -o, --output FILE  write the report to FILE instead of stderr
-      --format FORMAT    \(reportFormats) (default text)
+    \(OutputOptions.outputHelp("the report ", otherwise: "stderr"))
+    \(OutputOptions.reportFormatHelp)
       --fail-on-hang[=MS]  exit 4 when a hang lasted MS or more (default: --report-ms)
       -h, --help         show this help
 

@@ -1,4 +1,3 @@
-import CHangWatchEngine
 import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
@@ -14,7 +13,7 @@ import Testing
         let ids = shapes.map { unfolded.stacks.intern($0) }
         #expect(ids == [0, 1, 2, 3])
         let key = BusyKey(tid: 7, seq: 3, generation: 1)
-        unfolded.threads[7] = CapturedThread(tid: 7, name: "main", role: 0)
+        unfolded.threads[7] = CapturedThread(tid: 7, name: "main", role: .mainThread)
         unfolded.busyPeriods[key] = BusyPeriod(tid: 7, seq: 3, generation: 1, osTid: 7, startNs: 1_000_000,
                                                endNs: 1_000_000 + 400_000_000, isLaunch: false)
         var folded = unfolded
@@ -24,7 +23,7 @@ import Testing
             let pattern = [0, 0, 1, 0, 2, 3, 0, 1][i % 8]
             let blocked = i % 50 == 49
             ticks.append(CapturedSample(timeNs: UInt64(i), source: blocked ? .blockedWrapper : .signal,
-                                        call: blocked ? Int32(HW_CALL_POLL.rawValue) : 0, stack: ids[pattern],
+                                        call: blocked ? .interposedPoll : .none, stack: ids[pattern],
                                         weight: 1, truncated: i % 97 == 0))
         }
         unfolded.samples[key] = ticks

@@ -40,6 +40,18 @@ import Testing
         }
     }
 
+    /// Figures a help text names are the ones the code uses: held in step by
+    /// deriving both from `CaptureOptions.Defaults`, checked here in words.
+    @Test func helpTextsNameTheDefaultsTheCodeUses() {
+        #expect(CaptureOptions.duration.helpLines
+                == "  --duration TIME    how long to watch: 30s (default), 500ms, 2m, or forever")
+        #expect(CaptureOptions.Defaults.attachDurationSeconds == 30)
+        let otlp = CaptureOptions.otlpEndpoint.helpLines.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        #expect(otlp.hasSuffix("at the end, unsent records get at most "
+                               + OptionSpec.clean(CaptureOptions.Defaults.finalExportSeconds) + " s"))
+        for line in CaptureOptions.duration.helpLines.split(separator: "\n") { #expect(line.count <= 80) }
+    }
+
     @Test func everyOptionOfTheLibraryHasItsVariable() {
         let variables = (CaptureOptions.capture + CaptureOptions.live).compactMap(\.environment)
         #expect(variables == ["HANGWATCH_HANG_MS", "HANGWATCH_REPORT_MS", "HANGWATCH_SAMPLE_HZ", "HANGWATCH_SAMPLER",

@@ -53,8 +53,7 @@ import Testing
         #expect(run.busyPeriods.count == 1)
         let period = try #require(run.busyPeriods[BusyKey(tid: 7, seq: 3, generation: 1)])
         #expect(period.startNs == 1_000_000 && period.endNs == 301_000_000 && period.osTid == 7 && !period.isLaunch)
-        #expect(run.notes.map { [Int($0.tid), Int($0.code), Int($0.value)] }
-                == [[7, Int(HW_NOTE_SAMPLES_MISSED.rawValue), 12]])
+        #expect(run.notes == [CaptureNote(tid: 7, kind: .samplesMissed(count: 12))])
         #expect(run.droppedRecords == 0)
     }
 

@@ -27,9 +27,9 @@ import Testing
     /// stolen time (the CI's VM lends its CPUs out): the hang is CPU work.
     /// Ticks of a hang: `running` of them found the thread running, `blocked` found it in futex.
     static func ticks(running: Int, blocked: Int) -> BlockedProfile {
-        BlockedProfile(samples: [CapturedSample(timeNs: 0, source: .signal, call: -1, stack: 0, weight: running,
+        BlockedProfile(samples: [CapturedSample(timeNs: 0, source: .signal, call: BlockedCall(code: -1), stack: 0, weight: running,
                                                 truncated: false)]
-            + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: 202, stack: 1,
+            + (blocked == 0 ? [] : [CapturedSample(timeNs: 1, source: .blockedSyscall, call: BlockedCall(code: 202), stack: 1,
                                                    weight: blocked, truncated: false)]))
     }
 

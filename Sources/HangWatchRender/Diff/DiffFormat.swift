@@ -8,6 +8,9 @@ import HangWatchModel
 package enum DiffFormat: String, CaseIterable, Sendable {
     case text, markdown, json
 
+    /// The format a diff is written in when `--format` is not given.
+    package static let standard: DiffFormat = .text
+
     /// The comparison in this format. `before` and `after` name the two inputs (file names).
     package func render(_ diff: ReportDiff, before: String, after: String) throws -> Data {
         switch self {

@@ -1,6 +1,7 @@
 // pprof's profile.proto (github.com/google/pprof, proto/profile.proto), gzipped as pprof expects on disk.
 
 import Foundation
+import HangWatchGzip
 import HangWatchModel
 
 /// Renders reported hangs as a pprof profile.

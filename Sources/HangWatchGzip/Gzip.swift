@@ -3,9 +3,12 @@
 import CZlib
 import Foundation
 
+/// A zlib call that failed while compressing.
 package enum GzipError: Error, CustomStringConvertible {
+    /// zlib returned `code` in `stage` (init, deflate, end, or a size check).
     case zlib(code: Int32, stage: String)
 
+    /// The failure in words, for the command line.
     package var description: String {
         switch self {
         case .zlib(let code, let stage): return "zlib \(stage) failed with code \(code)"
@@ -13,10 +16,11 @@ package enum GzipError: Error, CustomStringConvertible {
     }
 }
 
-enum Gzip {
+/// gzip compression of whole buffers.
+package enum Gzip {
     /// One gzip member holding `input`, compressed at zlib's best level
     /// (profiles are small and written once, so size beats speed).
-    static func compress(_ input: [UInt8]) throws -> Data {
+    package static func compress(_ input: [UInt8]) throws -> Data {
         guard input.count < Int(UInt32.max) else { throw GzipError.zlib(code: Z_BUF_ERROR, stage: "input over 4 GiB") }
         var stream = z_stream()
         let initCode = hangwatch_deflate_init_gzip(&stream, Z_BEST_COMPRESSION)
