@@ -88,6 +88,8 @@ public struct CaptureNote: Sendable, Hashable {
         public static let waits = InProcessWrappers(rawValue: HW_INPROCESS_WAITS)
         /// The dispatch calls that hand jobs to the cooperative pool.
         public static let pool = InProcessWrappers(rawValue: HW_INPROCESS_POOL)
+        /// The exec family, guarded so that no sampling signal is pending at an exec.
+        public static let exec = InProcessWrappers(rawValue: HW_INPROCESS_EXEC)
     }
 }
 
