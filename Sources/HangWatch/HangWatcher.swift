@@ -89,7 +89,9 @@ public final class HangWatcher: Sendable {
     /// still running) go to the stream, the callback and the exporter, and the
     /// callback and the exporter get a bounded time to finish (1 s and 2 s).
     func finishEvents() {
-        delivery?.deliverEnded(capture.finalEvents())
+        // Told whether or not there is a callback: the stream's last summary is written here.
+        let events = capture.finalEvents()
+        delivery?.deliverEnded(events)
         delivery?.flushAtExit()
         _ = capture.exporter?.flush(timeoutNs: 2_000_000_000)
     }
