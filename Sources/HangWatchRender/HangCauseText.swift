@@ -23,8 +23,12 @@ enum HangCauseText {
         case .throttled:
             var text = "throttled: the cgroup's CPU limit"
             if let limit = hang.throttle.flatMap(limitText) { text += " (\(limit))" }
-            return text + " held the process \(NumberFormat.ms(cause.ms ?? 0)) of \(of)"
-                + (hang.throttle.map { ", in \($0.throttledPeriods) \($0.throttledPeriods == 1 ? "period" : "periods")" } ?? "")
+            let throttled = cause.ms ?? 0
+            let periods = hang.throttle.map { ", in \($0.throttledPeriods) \($0.throttledPeriods == 1 ? "period" : "periods")" } ?? ""
+            // cpu.stat sums the time over the group's CPUs, so it can pass the wall time.
+            guard throttled > hang.durationMs else { return text + " held the process \(NumberFormat.ms(throttled)) of \(of)" + periods }
+            return text + " held the process through most of \(of)" + periods
+                + " (cpu.stat: \(NumberFormat.ms(throttled)) throttled, summed over its CPUs)"
         case .stopped:
             return "stopped: the process was stopped \(NumberFormat.ms(cause.ms ?? 0)) of \(of)"
                 + " (SIGSTOP, Ctrl-Z, a debugger or the freezer); not counted by --fail-on-hang without --count-stopped"

@@ -117,6 +117,15 @@ import Testing
         #expect(text.contains("stopped: the process was stopped 600.4 ms of 900.0 ms"), "\(text)")
         #expect(try JSONReport.decode(JSONReport.encode(report)) == report)
         #expect(HTMLReport.render(report).contains("cause-throttled"))
+        // cpu.stat sums throttled time over the group's CPUs: more than the hang's wall time is not said as such.
+        var wide = throttled
+        wide.durationMs = 299.1
+        wide.throttle?.throttledMs = 311.1
+        wide.cause = HangCause(kind: .throttled, ms: 311.1)
+        let wideText = TextRenderer.render(HangStateUnitTests.report([wide])).replacingOccurrences(of: "\n    ", with: " ")
+        #expect(wideText.contains("held the process through most of 299.1 ms, in 3 periods (cpu.stat: 311.1 ms throttled, summed over its CPUs)"),
+                "\(wideText)")
+        #expect(!wideText.contains("311.1 ms of 299.1 ms"))
     }
 
     @Test func versionFourFilesStillRead() throws {

@@ -114,6 +114,36 @@ extension Integration {
             }
         }
 
+        /// Requests of 100 ms of CPU each, on a CPU shared with two busy rival
+        /// processes (the program pins itself and them to one CPU): each request
+        /// waits for that CPU most of its time, so each hang is `starved-of-cpu`,
+        /// with the machine's load shown. The rivals are the program's children
+        /// and die with it. Plain and watched print the same.
+        @Test func aThreadWithNoFreeCPUIsStarved() throws {
+            let program = try Self.program()
+            let args = ["crowded", "100", "2", "150", "2"]
+            let run = try program.watched(args)
+            let plain = try program.plain(args)
+            #expect(plain.result.status == 0 && run.result.status == 0, "plain \(plain.result.status) watched \(run.result.status): \(run.result.stderr)")
+            #expect(plain.result.stdout == run.result.stdout, "plain \(plain.result.stdout) watched \(run.result.stdout)")
+            let requests = run.work("request")
+            #expect(requests.count == 2)
+            let hangs = run.report.hangs.filter { $0.durationMs >= 100 }
+            #expect(hangs.count == requests.count, "\(Safety.describe(run.report))")
+            for (hang, request) in zip(hangs, requests) {
+                #expect(abs(hang.durationMs - request.durationMs) <= 5 + run.stolenMs, "\(hang.durationMs) vs \(request.durationMs)")
+                let cause = try #require(hang.cause, "no cause: \(hang.durationMs) ms, cpu \(hang.cpuMs ?? -1), runnable \(hang.runnableMs ?? -1)")
+                #expect(cause.kind == .starvedOfCPU, "\(cause.kind): cpu \(hang.cpuMs ?? -1) runnable \(hang.runnableMs ?? -1)")
+                let runnable = try #require(cause.ms)
+                // A third of one CPU for the request: about two thirds of it spent waiting.
+                #expect(runnable > hang.durationMs / 2 && runnable <= hang.durationMs + 1, "runnable \(runnable) of \(hang.durationMs)")
+                #expect((cause.loadAverage ?? -1) >= 0 && (cause.cpus ?? 0) >= 1, "\(cause)")
+            }
+            let text = try ProcessRunner.run(TestPaths.hangwatch, ["report", try Self.save(run.report)])
+            #expect(text.stdout.contains("starved of CPU: runnable but waiting for a CPU") && text.stdout.contains("load "),
+                    "\(text.stdout)")
+        }
+
         /// The program hangwatch runs: its only child.
         static func child(of pid: Int32) -> Int32? {
             guard let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) else { return nil }

@@ -14,10 +14,20 @@
  *     of the thread's own CPU time (CLOCK_THREAD_CPUTIME_ID), however long
  *     that takes in wall time (a CPU limit, a stop). MARKER.N is created when
  *     request N starts. Prints one stable line per request.
+ *
+ *   hang_causes crowded CPU_MS COUNT GAP_MS RIVALS
+ *     spin, with the loop's thread and RIVALS busy child processes all pinned
+ *     to one CPU, so each request waits for that CPU most of its time. The
+ *     rivals cannot outlive the program: each dies with it (PR_SET_PDEATHSIG),
+ *     after 20 s in any case (alarm), and is killed and reaped at the end.
  */
 #include "safety.h"
 
 #include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 
 static pthread_mutex_t orders_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -112,12 +122,50 @@ static int spin(int cpu_ms, int count, int gap_ms, const char *marker)
     return 0;
 }
 
+/* Pins the calling thread to the first CPU it may run on; returns that CPU. */
+static int pin_to_first_cpu(void)
+{
+    cpu_set_t allowed, one;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return -1;
+    for (int cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+        if (!CPU_ISSET(cpu, &allowed)) continue;
+        CPU_ZERO(&one);
+        CPU_SET(cpu, &one);
+        return sched_setaffinity(0, sizeof one, &one) == 0 ? cpu : -1;
+    }
+    return -1;
+}
+
+static int crowded(int cpu_ms, int count, int gap_ms, int rivals)
+{
+    if (pin_to_first_cpu() < 0 || rivals < 1 || rivals > 8) return 3;
+    pid_t pids[8];
+    pid_t parent = getpid();
+    for (int i = 0; i < rivals; i++) {
+        pids[i] = fork();
+        if (pids[i] < 0) return 3;
+        if (pids[i] == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(0);  /* the parent is already gone */
+            alarm(20);
+            for (;;) spin_until(now_ns() + 1000000ull);
+        }
+    }
+    int rc = spin(cpu_ms, count, gap_ms, NULL);
+    for (int i = 0; i < rivals; i++) kill(pids[i], SIGKILL);
+    for (int i = 0; i < rivals; i++) waitpid(pids[i], NULL, 0);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     safety_init(&argc, argv);
     if (argc >= 3 && !strcmp(argv[1], "deadlock")) return deadlock(argv[2]);
     if (argc >= 5 && !strcmp(argv[1], "spin"))
         return spin(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc >= 6 ? argv[5] : NULL);
-    fprintf(stderr, "usage: hang_causes deadlock MARKER | spin CPU_MS COUNT GAP_MS [MARKER]\n");
+    if (argc >= 6 && !strcmp(argv[1], "crowded"))
+        return crowded(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
+    fprintf(stderr, "usage: hang_causes deadlock MARKER | spin CPU_MS COUNT GAP_MS [MARKER]"
+                    " | crowded CPU_MS COUNT GAP_MS RIVALS\n");
     return 2;
 }
