@@ -6,6 +6,7 @@
 // nothing: their child is another process with another pid, and our signals
 // only ever name threads of this one.
 #include "agent_internal.h"
+#include "../engine/exec_args.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -63,28 +64,15 @@ HW_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
     GUARDED_EXEC(real(dirfd, path, argv, envp, flags));
 }
 
-// execl*: the arguments are gathered into an argv on this stack (exec is
-// async-signal-safe, so no malloc), then handed to the vector form above.
-static size_t count_args(const char *first, va_list ap) {
-    size_t n = 1;
-    va_list copy;
-    va_copy(copy, ap);
-    if (first) while (va_arg(copy, const char *)) n++;
-    va_end(copy);
-    return n;
-}
-
-#define GATHER_ARGS(first, ap, argv, n)                                 \
-    for (size_t i_ = 1; i_ < (n); i_++) (argv)[i_] = va_arg(ap, char *); \
-    (argv)[0] = (char *)(first);                                        \
-    (argv)[n] = NULL
+// execl*: gathered into an argv on this stack (exec_args.h), then handed
+// to the vector form above.
 
 HW_EXPORT int execl(const char *path, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     va_end(ap);
     return execv(path, argv);
 }
@@ -92,9 +80,9 @@ HW_EXPORT int execl(const char *path, const char *arg, ...) {
 HW_EXPORT int execlp(const char *file, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     va_end(ap);
     return execvp(file, argv);
 }
@@ -102,9 +90,9 @@ HW_EXPORT int execlp(const char *file, const char *arg, ...) {
 HW_EXPORT int execle(const char *path, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return execve(path, argv, envp);

@@ -10,6 +10,7 @@
 // system() need nothing: their child is another process, which our signals
 // never name.
 #include "engine_internal.h"
+#include "exec_args.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,28 +59,15 @@ static int inprocess_execveat(int dirfd, const char *path, char *const argv[], c
     GUARDED_EXEC(real.execveat(dirfd, path, argv, envp, flags));
 }
 
-// execl*: the arguments are gathered into an argv on this stack (exec is
-// async-signal-safe, so no malloc), then handed to the vector form above.
-static size_t count_args(const char *first, va_list ap) {
-    size_t n = 1;
-    va_list copy;
-    va_copy(copy, ap);
-    if (first) while (va_arg(copy, const char *)) n++;
-    va_end(copy);
-    return n;
-}
-
-#define GATHER_ARGS(first, ap, argv, n)                                 \
-    for (size_t i_ = 1; i_ < (n); i_++) (argv)[i_] = va_arg(ap, char *); \
-    (argv)[0] = (char *)(first);                                        \
-    (argv)[n] = NULL
+// execl*: gathered into an argv on this stack (exec_args.h), then handed
+// to the vector form above.
 
 static int inprocess_execl(const char *path, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     va_end(ap);
     return inprocess_execv(path, argv);
 }
@@ -87,9 +75,9 @@ static int inprocess_execl(const char *path, const char *arg, ...) {
 static int inprocess_execlp(const char *file, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     va_end(ap);
     return inprocess_execvp(file, argv);
 }
@@ -97,9 +85,9 @@ static int inprocess_execlp(const char *file, const char *arg, ...) {
 static int inprocess_execle(const char *path, const char *arg, ...) {
     va_list ap;
     va_start(ap, arg);
-    size_t n = count_args(arg, ap);
+    size_t n = hw_exec_count_args(arg, ap);
     char *argv[n + 1];
-    GATHER_ARGS(arg, ap, argv, n);
+    HW_GATHER_EXEC_ARGS(arg, ap, argv, n);
     char *const *envp = va_arg(ap, char *const *);
     va_end(ap);
     return inprocess_execve(path, argv, envp);
