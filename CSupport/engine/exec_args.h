@@ -19,9 +19,11 @@ static inline size_t hw_exec_count_args(const char *first, va_list ap) {
 }
 
 /// Fills `argv` (n + 1 entries) with `first`, the next n - 1 list
-/// arguments of `ap`, and the closing NULL.
+/// arguments of `ap`, and the closing NULL, and consumes the list's own
+/// closing NULL, so that execle's envp is the next argument of `ap`.
 #define HW_GATHER_EXEC_ARGS(first, ap, argv, n)                         \
     for (size_t i_ = 1; i_ < (n); i_++) (argv)[i_] = va_arg(ap, char *); \
+    if (first) (void)va_arg(ap, char *);                                \
     (argv)[0] = (char *)(first);                                        \
     (argv)[n] = NULL
 
