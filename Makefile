@@ -85,6 +85,7 @@ demo: build
 # that same build (about 4.5 minutes less on a 2-core machine). Last, the
 # installed tree and the Debian package are tried away from the tree (test-install).
 test: agent pydeps testdeps
+	python3 Scripts/check-stage-imports.py >/dev/null
 	swift test -c $(CONFIG) --no-parallel
 	CONFIG=$(CONFIG) Scripts/test-sanitized.sh
 	@$(MAKE) --no-print-directory test-install

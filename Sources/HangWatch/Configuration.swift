@@ -67,11 +67,6 @@ extension HangWatcher {
         public static func fromEnvironment(_ base: Configuration = Configuration()) -> Configuration {
             var c = base
             typealias O = CaptureOptions
-            func text(_ key: String) -> String? {
-                guard let raw = getenv(key) else { return nil }
-                let s = String(cString: raw)
-                return s.isEmpty ? nil : s
-            }
             if let v = O.hangMs.environmentNumber { c.capture.hangMs = v }
             if let v = O.reportMs.environmentNumber { c.capture.reportMs = v }
             if c.capture.reportMs < c.capture.hangMs { c.capture.reportMs = c.capture.hangMs }
@@ -84,13 +79,13 @@ extension HangWatcher {
             if let v = O.heartbeatClock.environmentText, let clock = CaptureConfig.HeartbeatClock(rawValue: v) {
                 c.capture.heartbeatClock = clock
             }
-            if let v = text("HANGWATCH_REPORT") { c.reportPath = v }
-            if let v = text("HANGWATCH_FORMAT"), let f = ReportFormat(rawValue: v) { c.reportFormat = f }
+            if let v = ReportOutputOptions.output.environmentText { c.reportPath = v }
+            if let f = ReportOutputOptions.environmentFormat { c.reportFormat = f }
             if let v = O.events.environmentText { c.eventsPath = v }
             if let v = O.rotate.environmentText { c.rotateEvents = v }
             if let v = O.keep.environmentNumber { c.keepEvents = Int(v) }
             if let v = O.otlpEndpoint.environmentText { c.otlpEndpoint = v }
-            if let v = text("HANGWATCH_POOL") { c.watchPool = !["0", "off", "false", "no"].contains(v.lowercased()) }
+            if let on = O.watchPool.environmentSwitch { c.watchPool = on }
             return c
         }
     }

@@ -1,9 +1,5 @@
-import CHangWatchEngine
 import Foundation
-import HangWatchAnalysis
 import HangWatchCapture
-import HangWatchModel
-import HangWatchRender
 import HangWatchSession
 import Synchronization
 #if canImport(Glibc)
@@ -24,25 +20,12 @@ public final class HangWatcher: Sendable {
     /// The configuration the watcher was started with.
     public let configuration: Configuration
     /// The capture, shared by its reader thread and report callers.
-    private let capture: InProcessCapture
-    private let startNs: UInt64
+    let capture: InProcessCapture
+    let startNs: UInt64
     /// The process that started the watcher (a forked child has another pid).
     let ownerPid = getpid()
-    private let frameMonitors = Mutex<[FrameMonitor]>([])
-    private let delivery: HangEventDelivery?
-
-    /// Why `start(_:)` did not start the watcher.
-    public enum StartError: Error, Equatable, CustomStringConvertible {
-        case alreadyStarted, notOnMainThread, engine(String)
-        /// One line for the user that says why.
-        public var description: String {
-            switch self {
-            case .alreadyStarted: return "hangwatch is already running in this process"
-            case .notOnMainThread: return "HangWatcher.start() must be called on the main thread"
-            case let .engine(why): return "hangwatch engine did not start: \(why)"
-            }
-        }
-    }
+    let frameMonitors = Mutex<[FrameMonitor]>([])
+    let delivery: HangEventDelivery?
 
     /// Starts watching. Call once, early, on the main thread.
     ///
@@ -74,7 +57,7 @@ public final class HangWatcher: Sendable {
             capture = try InProcessCapture(
                 config: configuration.capture, outputs: configuration.liveOutputs(), wantsEvents: onHang != nil,
                 watchLoops: !configuration.capture.threadPatterns.isEmpty, watchPool: configuration.watchPool,
-                process: Self.processRecord(startNs: startNs), startNs: startNs)
+                process: ProcessClock.thisProcess(startNs: startNs), startNs: startNs)
         } catch {
             throw .engine(error.description)
         }
@@ -94,52 +77,5 @@ public final class HangWatcher: Sendable {
         delivery?.deliverEnded(events)
         delivery?.flushAtExit()
         _ = capture.exporter?.flush(timeoutNs: 2_000_000_000)
-    }
-
-    /// This process, as events name it (no end yet).
-    private static func processRecord(startNs: UInt64) -> ProcessInfoRecord {
-        ProcessInfoRecord(pid: Int(getpid()), executable: ProcessClock.executablePath(),
-                          arguments: Array(CommandLine.arguments.dropFirst()), exitCode: nil, signal: nil,
-                          wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
-    }
-
-    /// This process from `startNs` to `endNs`, as the report names it.
-    private static func processFacts(startNs: UInt64, endNs: UInt64) -> ProcessFacts {
-        var facts = ProcessFacts(pid: Int(getpid()), executable: ProcessClock.executablePath(),
-                                 arguments: Array(CommandLine.arguments.dropFirst()),
-                                 exitCode: nil, signal: nil, startNs: startNs, endNs: endNs)
-        facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
-        return facts
-    }
-
-    /// The report so far: hangs up to now, with their call trees. With a frame
-    /// deadline (`HANGWATCH_FRAME_MS`), each loop writes its frames in batches (64
-    /// frames, or a quarter second after the oldest, checked as each frame ends): a
-    /// loop on another thread may still hold up to 63 frames this report does not have,
-    /// for as long as that loop stays idle. The calling thread's own loop is complete.
-    public func report() -> Report {
-        hw_flush_own_frames() // the calling thread's loop, if it is one: its frames so far
-        var report = capture.report(process: Self.processFacts(startNs: startNs, endNs: ProcessClock.monotonicNs()),
-                                    notes: delivery?.notes ?? [])
-        let monitored = frameMonitors.withLock { $0.compactMap { $0.statistics() } }
-        if !monitored.isEmpty {
-            report.frameLoops += monitored
-            if report.frames == nil { report.frames = monitored.first }
-        }
-        return report
-    }
-
-    /// Writes the report now.
-    public func writeReport(to path: String, format: ReportFormat? = nil) throws {
-        let data = try (format ?? configuration.reportFormat).render(report())
-        if path == "stderr" || path == "-" {
-            FileHandle.standardError.write(data)
-        } else {
-            try data.write(to: URL(fileURLWithPath: path))
-        }
-    }
-
-    func register(_ monitor: FrameMonitor) {
-        frameMonitors.withLock { $0.append(monitor) }
     }
 }

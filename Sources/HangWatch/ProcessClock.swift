@@ -3,6 +3,8 @@ import Glibc
 #endif
 import Foundation
 import HangWatchCapture
+import HangWatchAnalysis
+import HangWatchModel
 
 /// Clocks and facts about this process for in-process reports.
 enum ProcessClock {
@@ -26,5 +28,21 @@ enum ProcessClock {
 
     static func executablePath() -> String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments.first ?? ""
+    }
+
+    /// This process, as events name it (no end yet).
+    static func thisProcess(startNs: UInt64) -> ProcessInfoRecord {
+        ProcessInfoRecord(pid: Int(getpid()), executable: executablePath(),
+                          arguments: Array(CommandLine.arguments.dropFirst()), exitCode: nil, signal: nil,
+                          wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
+    }
+
+    /// This process from `startNs` to `endNs`, as the report names it.
+    static func facts(startNs: UInt64, endNs: UInt64) -> ProcessFacts {
+        var facts = ProcessFacts(pid: Int(getpid()), executable: executablePath(),
+                                 arguments: Array(CommandLine.arguments.dropFirst()),
+                                 exitCode: nil, signal: nil, startNs: startNs, endNs: endNs)
+        facts.startUnixNs = SystemClock.unixNs(ofMonotonic: startNs)
+        return facts
     }
 }

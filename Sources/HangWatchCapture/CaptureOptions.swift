@@ -12,8 +12,8 @@ package struct OptionSpec: Sendable {
     package enum Value: Sendable {
         /// A number in `range`; `defaultValue` nil: none by default.
         case number(ClosedRange<Double>, defaultValue: Double?)
-        /// A whole number in `range`.
-        case integer(ClosedRange<Int>, defaultValue: Int)
+        /// A whole number in `range`; `defaultValue` nil: none by default.
+        case integer(ClosedRange<Int>, defaultValue: Int?)
         /// One of `names`, the first by default.
         case choice([String])
         /// Any non-empty text.
@@ -32,6 +32,15 @@ package struct OptionSpec: Sendable {
     package let value: Value
     /// The help, without the default and limits (added from `value`); lines after the first are continued.
     package let help: String
+
+    /// An option; `help` is wrapped by `helpLines`, which adds the default and limits.
+    package init(flag: String, valueName: String?, environment: String?, value: Value, help: String) {
+        self.flag = flag
+        self.valueName = valueName
+        self.environment = environment
+        self.value = value
+        self.help = help
+    }
 
     /// The default as a number (nil for other kinds, or none).
     package var defaultNumber: Double? {
@@ -55,6 +64,16 @@ package struct OptionSpec: Sendable {
         return .success(v)
     }
 
+    /// `text` read as this option's whole number; the message for the user when it is not one in range.
+    package func integer(_ text: String) -> Result<Int, OptionError> {
+        guard case let .integer(range, _) = value, let v = Int(text), range.contains(v) else {
+            let r = range
+            return .failure(OptionError("invalid value '\(text)' for \(flag) (expected a whole number in "
+                                        + "\(Self.clean(r.lowerBound))...\(Self.clean(r.upperBound)))"))
+        }
+        return .success(v)
+    }
+
     /// `text` read as one of this option's choices; the message for the user when it is none.
     package func choice(_ text: String) -> Result<String, OptionError> {
         guard case let .choice(names) = value, names.contains(text) else {
@@ -72,6 +91,13 @@ package struct OptionSpec: Sendable {
         return text.isEmpty ? nil : text
     }
 
+    /// The environment variable read as a switch: nil when unset or empty, false for
+    /// `0`, `off`, `false` or `no` (any case), true for anything else.
+    package var environmentSwitch: Bool? {
+        guard let text = environmentText else { return nil }
+        return !["0", "off", "false", "no"].contains(text.lowercased())
+    }
+
     /// The environment variable as this option's number; nil when unset or not a number in range.
     package var environmentNumber: Double? {
         guard let text = environmentText, case let .success(v) = number(text) else { return nil }
@@ -87,8 +113,8 @@ package struct OptionSpec: Sendable {
         case let .number(range, defaultValue):
             if let defaultValue { facts.append("default \(Self.clean(defaultValue))") }
             facts.append("\(Self.clean(range.lowerBound))...\(Self.clean(range.upperBound))")
-        case let .integer(_, defaultValue):
-            facts.append("default \(defaultValue)")
+        case let .integer(range, defaultValue):
+            if let defaultValue { facts.append("default \(defaultValue)") } else { facts.append("\(range.lowerBound)...\(range.upperBound)") }
         case let .choice(names):
             facts.append("default \(names[0])")
         case .text, .presence:
@@ -237,6 +263,17 @@ package enum CaptureOptions {
     package static let failOnHitchRatio = OptionSpec(
         flag: "--fail-on-hitch-ratio", valueName: "X", environment: nil, value: .number(0...1000, defaultValue: nil),
         help: "fail when the frame loop hitched more than X ms per second")
+
+    /// `HANGWATCH_POOL` (the library only; `run` always watches the pool): off leaves Swift
+    /// Concurrency's cooperative pool unwatched. A variable with no flag: its "flag" is its name.
+    package static let watchPool = OptionSpec(
+        flag: "HANGWATCH_POOL", valueName: nil, environment: "HANGWATCH_POOL", value: .presence,
+        help: "0, off, false or no: leave Swift Concurrency's cooperative pool unwatched")
+    /// `HANGWATCH_ATTACH_STOP_BLOCKED=1` (tests only): `attach` and `dump` stop blocked threads
+    /// too, the worst case for the target (a blocked call may then see EINTR). No flag, on purpose.
+    package static let attachStopBlocked = OptionSpec(
+        flag: "HANGWATCH_ATTACH_STOP_BLOCKED", valueName: nil, environment: "HANGWATCH_ATTACH_STOP_BLOCKED",
+        value: .presence, help: "1: attach and dump stop blocked threads too (tests only)")
 
     /// The options that set `CaptureConfig` (in their help's order).
     package static let capture = [hangMs, reportMs, sampleHz, sampler, heartbeatClock, thread, frameMs, sourceLines]

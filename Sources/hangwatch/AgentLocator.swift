@@ -33,6 +33,14 @@ enum AgentLocator {
         return candidates.joined(separator: ", ")
     }
 
+    /// The agent's path; when there is none, says so on stderr (one line) and gives nil.
+    static func findOrSay() -> String? {
+        if let path = find() { return path }
+        writeStderr("hangwatch: preload agent not found (looked for \(lookedFor)); "
+                    + "rebuild with `swift build` or `make agent`, or set HANGWATCH_AGENT")
+        return nil
+    }
+
     static func find() -> String? {
         if let env = getenv("HANGWATCH_AGENT"), env.pointee != 0 {
             let path = String(cString: env)

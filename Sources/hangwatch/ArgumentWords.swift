@@ -50,13 +50,6 @@ struct ArgumentWords {
 }
 
 enum OptionValues {
-    static func number(_ text: String, for flag: String, in range: ClosedRange<Double>) throws(UsageError) -> Double {
-        guard let value = Double(text), value.isFinite, range.contains(value) else {
-            throw UsageError("invalid value '\(text)' for \(flag) (expected a number in \(range.lowerBound.clean)...\(range.upperBound.clean))")
-        }
-        return value
-    }
-
     /// `text` as `option`'s number, within its limits.
     static func number(_ text: String, for option: OptionSpec) throws(UsageError) -> Double {
         switch option.number(text) {
@@ -65,11 +58,12 @@ enum OptionValues {
         }
     }
 
-    static func integer(_ text: String, for flag: String, in range: ClosedRange<Int>) throws(UsageError) -> Int {
-        guard let value = Int(text), range.contains(value) else {
-            throw UsageError("invalid value '\(text)' for \(flag) (expected a whole number in \(range.lowerBound)...\(range.upperBound))")
+    /// `text` as `option`'s whole number, within its limits.
+    static func integer(_ text: String, for option: OptionSpec) throws(UsageError) -> Int {
+        switch option.integer(text) {
+        case let .success(value): return value
+        case let .failure(error): throw UsageError(error.description)
         }
-        return value
     }
 
     /// A format name, or a usage error that lists the formats.

@@ -16,14 +16,12 @@ enum AttachCommand {
             print(Usage.attach)
             return 0
         }
-        var stopBlocked = options.stopBlockedThreads
-        if ProcessInfo.processInfo.environment["HANGWATCH_ATTACH_STOP_BLOCKED"] == "1" { stopBlocked = true }
         let session: CaptureSession
         let startNs = SystemClock.monotonicNs()
         let process = CaptureSession.attachedProcess(pid: options.pid, startNs: startNs)
         do {
             session = try CaptureSession(config: options.capture, outputs: options.live,
-                                         backend: .attach(pid: options.pid, stopBlockedThreads: stopBlocked))
+                                         backend: .attach(pid: options.pid, stopBlockedThreads: options.stopBlockedThreads))
             session.watch(process, startNs: startNs)
             try session.startPoller()
         } catch {

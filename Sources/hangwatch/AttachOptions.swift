@@ -15,7 +15,7 @@ struct AttachOptions {
     var gates = RunGates()
     var showHelp = false
     /// HANGWATCH_ATTACH_STOP_BLOCKED=1 (tests): stop blocked threads too, the worst case for the target.
-    var stopBlockedThreads = false
+    var stopBlockedThreads = CaptureOptions.attachStopBlocked.environmentSwitch ?? false
 
     static func parse(_ args: [String]) throws(UsageError) -> AttachOptions {
         var options = AttachOptions()

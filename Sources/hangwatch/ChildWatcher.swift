@@ -3,6 +3,7 @@ import Glibc
 #endif
 import CHangWatchCLISupport
 import HangWatchCapture
+import HangWatchModel
 
 /// How the program ended, and what it used.
 struct WaitStatus {
@@ -13,6 +14,15 @@ struct WaitStatus {
     var cpuUserMs: Double?
     var cpuSystemMs: Double?
     var peakRssKb: Int?
+    /// `report` with the program's CPU time and peak memory from this status.
+    func completing(_ report: Report) -> Report {
+        var report = report
+        report.process.cpuUserMs = cpuUserMs
+        report.process.cpuSystemMs = cpuSystemMs
+        report.process.peakRssKb = peakRssKb
+        return report
+    }
+
     /// The status a shell would show: the exit code, or 128+N for signal N.
     var shellStatus: Int32 {
         if let signal { return Int32(128 + signal) }

@@ -1,6 +1,7 @@
 import Foundation
 import HangWatch
 import HangWatchAnalysis
+import HangWatchCapture
 import HangWatchRender
 
 /// `hangwatch dump PID [--format text|json] [-o FILE]`: every thread's stack once.
@@ -36,7 +37,7 @@ enum DumpCommand {
             }
             let pid = try AttachOptions.pid(text)
             let dump: ThreadDump
-            let stopAll = ProcessInfo.processInfo.environment["HANGWATCH_ATTACH_STOP_BLOCKED"] == "1"
+            let stopAll = CaptureOptions.attachStopBlocked.environmentSwitch == true
             do { dump = try ThreadDump.capture(pid: pid, stopBlockedThreads: stopAll) } catch { return refused(error) }
             let data: Data
             do { data = json ? try dump.json() + Data("\n".utf8) : Data(dump.text().utf8) } catch {

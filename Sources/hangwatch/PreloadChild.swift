@@ -3,6 +3,7 @@ import Glibc
 import CHangWatchCLISupport
 #endif
 import HangWatchCapture
+import HangWatchModel
 import HangWatchSession
 
 /// `hangwatch run`'s back-end: the program, started with the preload agent
@@ -16,6 +17,12 @@ final class PreloadChild {
     /// Held from before the program starts until it has ended, so that the
     /// agent's sampling events open in microseconds, not 5-16 ms (perf_warm.c).
     private var perfWarm: Int32
+
+    /// The program as events and the report name it (no end yet): `arguments` are argv after argv[0].
+    func process(executable: [UInt8], arguments: [String]) -> ProcessInfoRecord {
+        ProcessInfoRecord(pid: Int(pid), executable: executable.displayed, arguments: arguments,
+                          exitCode: nil, signal: nil, wallMs: 0, startTimeUnixNs: SystemClock.unixNs(ofMonotonic: startNs))
+    }
 
     /// Starts `argv` (the program at `path`) with `agent` preloaded, writing to `logPath`.
     init(path: [UInt8], argv: [[UInt8]], agent: String, logPath: String,

@@ -19,7 +19,8 @@ struct ReportOptions {
             case .positional(let path):
                 inputs.append(path)
             case .option(let flag, let inline):
-                if inline != nil && ["--inverted", "--hide-system", "--help"].contains(flag) {
+                typealias F = ReportFilterOptions
+                if inline != nil && [F.inverted.flag, F.hideSystem.flag, "--help"].contains(flag) {
                     throw UsageError("option \(flag) takes no value")
                 }
                 func value() throws(UsageError) -> String { try words.value(of: flag, inline: inline) }
@@ -27,12 +28,12 @@ struct ReportOptions {
                 case "-h", "--help": options.showHelp = true
                 case "--format": options.format = try OptionValues.reportFormat(value())
                 case "-o", "--output": options.output = try OptionValues.nonEmpty(value(), for: flag)
-                case "--min-ms": options.filters.minimumMs = try OptionValues.number(value(), for: flag, in: 0...3_600_000)
-                case "--top": options.filters.top = try OptionValues.integer(value(), for: flag, in: 1...1_000_000)
-                case "--inverted": options.filters.inverted = true
-                case "--hide-system": options.filters.hideSystem = true
-                case "--focus": options.filters.focus = try OptionValues.nonEmpty(value(), for: flag)
-                case "--thread": options.filters.thread = try OptionValues.nonEmpty(value(), for: flag)
+                case F.minMs.flag: options.filters.minimumMs = try OptionValues.number(value(), for: F.minMs)
+                case F.top.flag: options.filters.top = try OptionValues.integer(value(), for: F.top)
+                case F.inverted.flag: options.filters.inverted = true
+                case F.hideSystem.flag: options.filters.hideSystem = true
+                case F.focus.flag: options.filters.focus = try OptionValues.nonEmpty(value(), for: flag)
+                case F.thread.flag: options.filters.thread = try OptionValues.nonEmpty(value(), for: flag)
                 default: throw UsageError("unknown option '\(flag)' (try 'hangwatch report --help')")
                 }
             }

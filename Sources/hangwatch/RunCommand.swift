@@ -37,11 +37,7 @@ enum RunCommand {
         } catch {
             return error.reported()
         }
-        guard let agent = AgentLocator.find() else {
-            writeStderr("hangwatch: preload agent not found (looked for \(AgentLocator.lookedFor)); "
-                        + "rebuild with `swift build` or `make agent`, or set HANGWATCH_AGENT")
-            return ExitCode.internalError
-        }
+        guard let agent = AgentLocator.findOrSay() else { return ExitCode.internalError }
         let logPath = LogFiles.temporaryPath()
         // The event file is opened before the program starts: a path that cannot be written is said at once.
         let session: CaptureSession
@@ -61,18 +57,13 @@ enum RunCommand {
         }
         // Images the program dlopen's later are read from its /proc/PID/maps
         // while it lives; the agent itself never takes the loader lock for them.
-        let process = ProcessInfoRecord(pid: Int(child.pid), executable: path.displayed, arguments: programArguments,
-                                        exitCode: nil, signal: nil, wallMs: 0,
-                                        startTimeUnixNs: SystemClock.unixNs(ofMonotonic: child.startNs))
+        let process = child.process(executable: path, arguments: programArguments)
         session.watch(process, startNs: child.startNs)
         let waitStatus = child.wait(draining: session)
         let endNs = SystemClock.monotonicNs()
         session.end(writerGone: true, endNs: endNs)
-        var report = session.report(ofLaunched: process, startNs: child.startNs, endNs: endNs,
-                                    exitCode: waitStatus.exitCode, signal: waitStatus.signal)
-        report.process.cpuUserMs = waitStatus.cpuUserMs
-        report.process.cpuSystemMs = waitStatus.cpuSystemMs
-        report.process.peakRssKb = waitStatus.peakRssKb
+        let report = waitStatus.completing(session.report(ofLaunched: process, startNs: child.startNs, endNs: endNs,
+                                                          exitCode: waitStatus.exitCode, signal: waitStatus.signal))
         // A breached gate replaces the program's status; otherwise the program's status stands.
         return options.gates.conclude(report, format: options.format, output: options.output,
                                       status: waitStatus.shellStatus)

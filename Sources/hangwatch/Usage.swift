@@ -1,4 +1,5 @@
 import HangWatch
+import HangWatchAnalysis
 import HangWatchCapture
 import HangWatchModel
 import HangWatchRender
@@ -80,14 +81,7 @@ enum Usage {
     Options:
     \(OutputOptions.reportFormatHelp)
     \(OutputOptions.outputHelp("", otherwise: "stdout"))
-      --min-ms MS        keep only hangs that lasted MS or more
-      --top N            keep only the N longest hangs
-      --thread T         keep only hangs of thread T: a tid, or a name (exact or glob)
-      --focus SYMBOL     keep only the call subtrees rooted at frames whose symbol
-                         contains SYMBOL, and only the hangs that have one
-      --hide-system      fold system-library frames (libc, the Swift runtime,
-                         Foundation, the loader, ...) into their callers
-      --inverted         show call trees bottom-up: where the time ends, then callers
+    \(ReportFilterOptions.all.map(\.helpLines).joined(separator: "\n"))
       -h, --help         show this help
 
     Hangs are chosen first (--thread, --min-ms, --focus, then --top), then the
