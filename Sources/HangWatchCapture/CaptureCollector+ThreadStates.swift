@@ -8,8 +8,11 @@ import CHangWatchEngine
 final class ThreadStateReader {
     /// Generation of the latest SESSION record: the image every later record belongs to.
     var generation: UInt32 = 0
-    /// Which slot waited in each busy period a lock owner was named for (owner samples carry only the sequence).
-    var slotOfSeq: [BusyKey: Int32] = [:]
+    /// Which slot waited in each busy period a lock owner was named for, keyed by the
+    /// owner's tid (in `BusyKey.tid`) and the waiter's sequence: an owner sample carries
+    /// only those two. Two slots at the same sequence waiting for two owners (a lock
+    /// cycle of two loops) stay apart; two waiting for one owner share its samples.
+    var slotOfOwnerSeq: [BusyKey: Int32] = [:]
     /// Each slot's latest busy period with CPU readings (earlier ones are dropped unless they were hangs).
     var latestCPUKey: [Int32: BusyKey] = [:]
     /// Each slot's latest busy period with lock records (the same rule).
@@ -49,7 +52,7 @@ extension CaptureCollector {
                                         ownerTid: r.owner_tid, ownerName: name, timeNs: r.time_ns)
             forgetEarlierLockWaits(before: key)
             run.threadStates.locks[key, default: []].append(wait)
-            reader.slotOfSeq[BusyKey(tid: 0, seq: r.busy_seq, generation: reader.generation)] = r.tid
+            reader.slotOfOwnerSeq[BusyKey(tid: r.owner_tid, seq: r.busy_seq, generation: reader.generation)] = r.tid
         case Int(HW_REC_WAIT_LINK.rawValue):
             let r = raw.assumingMemoryBound(to: hw_rec_lock_owner.self).pointee
             let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
@@ -105,13 +108,16 @@ extension CaptureCollector {
     /// Drops a busy period's lock waits, their owners' samples and what ran meanwhile.
     func forgetLockWaits(of key: BusyKey) {
         let reader = threadStateReader
+        for wait in run.threadStates.locks[key] ?? [] {
+            let ownerKey = BusyKey(tid: wait.ownerTid, seq: key.seq, generation: key.generation)
+            if reader.slotOfOwnerSeq[ownerKey] == key.tid { reader.slotOfOwnerSeq[ownerKey] = nil }
+        }
         run.threadStates.locks[key] = nil
         run.threadStates.ownerSamples[key] = nil
         run.threadStates.ranDuring[key] = nil
         run.threadStates.waitLinks[key] = nil
         reader.ownerShapes[key] = nil
         reader.latestOwnerEntry[key] = nil
-        reader.slotOfSeq[BusyKey(tid: 0, seq: key.seq, generation: key.generation)] = nil
     }
 
     private func addCPUReading(_ r: hw_rec_cpu) {
@@ -140,7 +146,7 @@ extension CaptureCollector {
         let reader = threadStateReader
         let s = rec.pointee
         guard s.generation == reader.generation,
-              let slot = reader.slotOfSeq[BusyKey(tid: 0, seq: s.busy_seq, generation: s.generation)] else { return }
+              let slot = reader.slotOfOwnerSeq[BusyKey(tid: s.tid, seq: s.busy_seq, generation: s.generation)] else { return }
         let key = BusyKey(tid: slot, seq: s.busy_seq, generation: s.generation)
         let owner = s.tid
         // A sample taken at a polling stride stands for the ticks it skipped.
