@@ -252,7 +252,7 @@ HW_WRAPPER_TEXT static void run_job(uint32_t queue, void *job) {
     if (!slot || in_job || hw_g.disabled) { fn(job); return; }
     if (slot->job_queue != queue + 1) __atomic_store_n(&slot->job_queue, queue + 1, __ATOMIC_RELAXED);
     in_job = true;
-    hw_heartbeat_wait_end(slot);
+    hw_heartbeat_wait_end_inline(slot, hw_fast_now_inline());
     hw_tls_saved saved = hw_tls_enter(slot);
     fn(job);
     hw_tls_leave(saved);
