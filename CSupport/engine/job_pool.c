@@ -195,6 +195,28 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
     return adopting && queue ? job_fn_slow(queue, fn, -1, adopting) : NULL;
 }
 
+/// hw_pool_async_f past its fast path.
+__attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
+    hw_job_fn job = hw_pool_job_fn(queue, fn, false);
+    if (job) enqueue(queue, ctx, job);
+    else other(queue, ctx, fn);
+}
+
+void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
+    uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) != queue) continue;
+        if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
+                             && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn, 1)) {
+            enqueue(queue, ctx, trampolines[i]);
+            return;
+        }
+        async_f_slow(queue, ctx, fn, enqueue, other);
+        return;
+    }
+    other(queue, ctx, fn); // not a registered queue: no pool job (the agent adopts none)
+}
+
 static bool hw_pool_accepts(void (*fn)(void *)) {
     hw_job_fn known = __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE);
     if (known) return known == fn;
