@@ -73,13 +73,9 @@ static uint64_t short_job_bound(void) {
 }
 
 enum { WORKER_UNKNOWN = 0, WORKER_WATCHED = 1, WORKER_NEVER = 2 };
-/// The calling worker's: one thread-local block, so the job path finds it
-/// with one offset (initial-exec: no __tls_get_addr call, nothing allocated).
-static __thread struct {
-    hw_slot *slot;
-    uint8_t state;   // WORKER_*
-    bool in_job;
-} worker __attribute__((tls_model("initial-exec")));
+static __thread hw_slot *worker_slot __attribute__((tls_model("initial-exec")));
+static __thread uint8_t worker_state __attribute__((tls_model("initial-exec")));
+static __thread bool in_job __attribute__((tls_model("initial-exec")));
 
 /// How many of one pool queue's jobs can run at once: its width
 /// (DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS is the configured CPUs) or the
@@ -227,7 +223,7 @@ static bool hw_pool_accepts(void (*fn)(void *)) {
 
 /// Claims a job slot for the calling worker (see claim_worker_slot).
 static hw_slot *register_worker(void) {
-    worker.state = WORKER_NEVER;
+    worker_state = WORKER_NEVER;
     pid_t tid = (pid_t)syscall(SYS_gettid);
     if (tid == hw_g.pid || hw_tls_slot_fast() || !hw_owned()) return NULL;
     if (__atomic_add_fetch(&job_slots, 1, __ATOMIC_ACQ_REL) > HW_MAX_JOB_SLOTS) {
@@ -246,15 +242,15 @@ static hw_slot *register_worker(void) {
     // taken for one (and the exit hook stays bound to this slot).
     hw_tls_never_watch();
     hw_slot_bind_thread(slot);
-    worker.slot = slot;
-    worker.state = WORKER_WATCHED;
+    worker_slot = slot;
+    worker_state = WORKER_WATCHED;
     return slot;
 }
 
 /// The calling worker's job slot, claimed at its first job; NULL on a thread
 /// that is watched otherwise (a loop, the main thread) or when the table is full.
 static hw_slot *claim_worker_slot(void) {
-    if (worker.state == WORKER_NEVER) return NULL;
+    if (worker_state == WORKER_NEVER) return NULL;
     int saved_errno = errno; // registration reads /proc and names the thread: none of it is the program's
     hw_slot *slot = register_worker();
     errno = saved_errno;
@@ -263,9 +259,9 @@ static hw_slot *claim_worker_slot(void) {
 
 
 void hw_pool_worker_gone(void) {
-    if (worker.state == WORKER_WATCHED) __atomic_sub_fetch(&job_slots, 1, __ATOMIC_ACQ_REL);
-    worker.slot = NULL;
-    worker.state = WORKER_NEVER; // a job run by a later destructor passes through
+    if (worker_state == WORKER_WATCHED) __atomic_sub_fetch(&job_slots, 1, __ATOMIC_ACQ_REL);
+    worker_slot = NULL;
+    worker_state = WORKER_NEVER; // a job run by a later destructor passes through
 }
 
 /// The job on `slot` returned. A job shorter than arm_ns was never sampled
@@ -292,16 +288,16 @@ static inline void job_ended(hw_slot *slot) {
 
 HW_WRAPPER_TEXT static void run_job(uint32_t queue, void *job) {
     hw_job_fn fn = __atomic_load_n(&pool.run_job, __ATOMIC_RELAXED);
-    hw_slot *slot = __builtin_expect(worker.state == WORKER_WATCHED, 1) ? worker.slot : claim_worker_slot();
-    if (!slot || worker.in_job || hw_g.disabled) { fn(job); return; }
+    hw_slot *slot = __builtin_expect(worker_state == WORKER_WATCHED, 1) ? worker_slot : claim_worker_slot();
+    if (!slot || in_job || hw_g.disabled) { fn(job); return; }
     if (slot->job_queue != queue + 1) __atomic_store_n(&slot->job_queue, queue + 1, __ATOMIC_RELAXED);
-    worker.in_job = true;
+    in_job = true;
     hw_heartbeat_wait_end_inline(slot, hw_fast_now_inline());
     hw_tls_saved saved = hw_tls_enter(slot);
     fn(job);
     hw_tls_leave(saved);
     job_ended(slot);
-    worker.in_job = false;
+    in_job = false;
 }
 
 // One trampoline per queue index: the job pointer is the only argument, so
