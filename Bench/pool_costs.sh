@@ -47,16 +47,21 @@ if command -v perf >/dev/null && perf record -q -o /dev/null -e cpu-clock -- tru
     out=$(taskset -c 1 perf record -q -F 20000 -e cpu-clock -o "$data" -- \
           "$B/hangwatch" run -o /dev/null -- "$B/BenchPoolJobs" --yields 1000000)
     wall=$(echo "$out" | value wall-ms)
-    shares=$(perf report -i "$data" --sort comm,dso -F overhead,comm,dso --stdio 2>/dev/null | awk '
-        /^#/ || NF < 3 { next }
-        { pct = $1; sub("%", "", pct); if ($2 == "hangwatch") next; all += pct
-          if ($3 == "libhangwatch-agent.so") agent += pct; if ($3 == "[vdso]") vdso += pct }
-        END { printf "%.2f %.2f %.2f", all, agent, vdso }')
+    # cpu-clock's period is in ns: agent + vDSO CPU time, the program's alone.
+    shares=$(perf report -i "$data" --sort comm,dso -F overhead,period,comm,dso --stdio 2>/dev/null | awk '
+        /^#/ || NF < 4 { next }
+        { pct = $1; sub("%", "", pct); if ($3 == "hangwatch") next; all += pct
+          if ($4 == "libhangwatch-agent.so") { agent += pct; ns += $2 } if ($4 == "[vdso]") { vdso += pct; ns += $2 } }
+        END { printf "%.2f %.2f %.2f %.0f", all, agent, vdso, ns }')
     rm -f "$data"
-    read -r all agent vdso <<< "$shares"
+    read -r all agent vdso hook_ns <<< "$shares"
     per_job_direct=$(awk -v w="$wall" -v a="$agent" -v v="$vdso" -v t="$all" 'BEGIN { printf "%.1f", w * 1e6 / 1e6 * (a + v) / t }')
+    per_job_cpu=$(awk -v n="$hook_ns" 'BEGIN { printf "%.1f", n / 1e6 }')
     echo "  wall under perf: $wall ms; of the program's samples: agent $agent %, vDSO clock $vdso % (of $all %)"
     echo "  the job path: $per_job_direct ns per job (upper bound: all vDSO time counted as the agent's)"
+    # The share × wall figure counts the time the program waited for the CPU
+    # too (other work on that CPU); the samples' own time does not.
+    echo "  the same from the samples' CPU time: $per_job_cpu ns per job (agent + vDSO ns / 1,000,000 yields)"
 else
     echo "  perf is not usable here: skipped"
 fi

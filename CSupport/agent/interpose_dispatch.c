@@ -84,13 +84,18 @@ static void run_block(void *block) {
 /// The trampoline for a job of a watched pool queue, or NULL.
 static work_fn job_trampoline(dispatch_queue_ref q, work_fn fn) { return hw_pool_job_fn(q, fn, false); }
 
-HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
-    work_fn job = job_trampoline(q, fn);
-    if (job) { dq.async_f(q, ctx, job); return; }
+/// dispatch_async_f of anything but a pool job.
+static void async_f_not_a_job(dispatch_queue_ref q, void *ctx, work_fn fn) {
     wrapped_work *w = wrap_for(q) ? wrap(fn, ctx, true) : NULL;
     if (!w) { dq.async_f(q, ctx, fn); return; }
     hw_main_queue_enqueued();
     dq.async_f(q, w, run_wrapped);
+}
+
+HW_EXPORT void dispatch_async_f(dispatch_queue_ref q, void *ctx, work_fn fn) {
+    // A pool queue is registered by the dispatch_queue_set_width wrapper,
+    // after resolve(): dq.async_f is set whenever there is a pool job.
+    hw_pool_async_f(q, ctx, fn, dq.async_f, async_f_not_a_job);
 }
 
 HW_EXPORT void dispatch_after_f(dispatch_time_value when, dispatch_queue_ref q, void *ctx, work_fn fn) {

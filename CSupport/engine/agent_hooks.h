@@ -102,6 +102,12 @@ bool hw_pool_is_runtime_queue(void *queue, long width);
 /// registered is checked by its label and registered when it is the pool's
 /// (the library starts after the runtime may have made its queues).
 void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
+/// The agent's dispatch_async_f, for every job: enqueue(queue, ctx, the
+/// trampoline) when hw_pool_job_fn(queue, fn, false) has one, else
+/// other(queue, ctx, fn). Both are tail calls, so a pool job's enqueue saves
+/// no register on its way through the wrapper.
+typedef void (*hw_async_fn)(void *queue, void *ctx, void (*fn)(void *));
+void hw_pool_async_f(void *queue, void *ctx, void (*fn)(void *), hw_async_fn enqueue, hw_async_fn other);
 
 // ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---
 

@@ -371,6 +371,50 @@ void hw_tsc_clock_start(void);
 void hw_tsc_clock_tick(uint64_t now);
 /// Stop serving TSC stamps (the watchdog is going away, or a fork child).
 void hw_tsc_clock_stop(void);
+/// What a TSC stamp needs, published by the watchdog (the only writer, which
+/// takes no signals) under a sequence count; readers never wait for it.
+typedef struct hw_tsc_published {
+    uint32_t seq;           // odd while the fields change
+    uint64_t base_tsc;
+    uint64_t base_ns;
+    uint64_t mult;          // ns per tick, 32.32 fixed point; 0: not calibrated
+    uint64_t max_age_ticks; // HW_TSC_MAX_AGE_NS in ticks
+    uint64_t max_back_ticks; // HW_TSC_MAX_BACK_NS in ticks
+} hw_tsc_published;
+extern hw_tsc_published hw_tsc_pub __attribute__((visibility("hidden")));
+
+/// SIGNAL-SAFE: loads and rdtsc, else hw_fast_now_ns. hw_fast_now_ns for the
+/// pool's job start, inlined: only its common case (a published pair, the
+/// TSC at or past it and young enough) is here, with no call and no flag to
+/// write; everything else is hw_fast_now_ns's. The TSC is read first, so
+/// that its latency overlaps the loads (a pair published meanwhile is newer
+/// than the read: the slow path takes it).
+static inline uint64_t hw_fast_now_inline(void) {
+    uint64_t tsc = __builtin_ia32_rdtsc();
+    uint32_t seq = __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_ACQUIRE);
+    uint64_t mult = __atomic_load_n(&hw_tsc_pub.mult, __ATOMIC_RELAXED);
+    uint64_t base_tsc = __atomic_load_n(&hw_tsc_pub.base_tsc, __ATOMIC_RELAXED);
+    uint64_t base_ns = __atomic_load_n(&hw_tsc_pub.base_ns, __ATOMIC_RELAXED);
+    uint64_t max_age = __atomic_load_n(&hw_tsc_pub.max_age_ticks, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    bool usable = !(seq & 1) && mult != 0 && __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_RELAXED) == seq
+                  && tsc >= base_tsc && tsc - base_tsc <= max_age;
+    if (__builtin_expect(!usable, 0)) return hw_fast_now_ns();
+    return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
+}
+
+/// hw_heartbeat_wait_end_at, inlined where it runs for every pool job.
+static inline void hw_heartbeat_wait_end_inline(hw_slot *slot, uint64_t now) {
+    // Order matters for the watchdog: a new sequence and start time, then BUSY.
+    // Release stores order them (plain movs on x86: no fence here). The flag
+    // is read with none either: a wake missed in a race with a park is at
+    // most HW_PARK_TIMEOUT_NS late (watchdog.c).
+    __atomic_store_n(&slot->busy_since_ns, now, __ATOMIC_RELAXED);
+    __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
+    if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0) && hw_owned()) hw_watchdog_wake();
+}
+
 /// How far a heartbeat stamp may be from CLOCK_MONOTONIC, either way: a
 /// published TSC pair and rate that predicts the next pair worse than this
 /// is withdrawn (tsc_clock.c).

@@ -190,13 +190,7 @@ void hw_heartbeat_wait_begin_at(hw_slot *slot, uint64_t now) {
     __atomic_store_n(&slot->state, HW_STATE_WAITING, __ATOMIC_RELEASE);
 }
 
-void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) {
-    // Order matters for the watchdog: a new sequence and start time, then BUSY.
-    __atomic_store_n(&slot->busy_since_ns, now, __ATOMIC_RELAXED);
-    __atomic_store_n(&slot->busy_seq, slot->busy_seq + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&slot->state, HW_STATE_BUSY, __ATOMIC_RELEASE);
-    if (__builtin_expect(__atomic_load_n(&hw_g.watchdog_parked, __ATOMIC_RELAXED), 0) && hw_owned()) hw_watchdog_wake();
-}
+void hw_heartbeat_wait_end_at(hw_slot *slot, uint64_t now) { hw_heartbeat_wait_end_inline(slot, now); }
 
 bool hw_is_loop_wait(hw_slot *slot, uintptr_t site, enum hw_wait_kind kind, bool has_fds) {
     // A job, and main-queue work, run inside a dispatch worker, never inside

@@ -33,6 +33,8 @@ typedef void (*hw_job_fn)(void *);
 static bool hw_pool_accepts(void (*fn)(void *));
 /// The trampoline of pool queue `index`.
 static void (*hw_pool_trampoline(int index))(void *);
+/// One per pool queue (see HW_TRAMPOLINE).
+static void (*const trampolines[HW_POOL_QUEUES])(void *);
 
 /// DISPATCH_QUEUE_WIDTH_MAX_LOGICAL_CPUS and the label Swift's runtime gives
 /// each of its global concurrent queues (DispatchGlobalExecutor.cpp).
@@ -160,8 +162,9 @@ static int adopt(void *queue) {
     return -1;
 }
 
-void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
-    int index = hw_pool_queue_index(queue);
+/// hw_pool_job_fn for a queue at `index` (-1: not registered) that is not
+/// yet confirmed, or for a job function not yet known to be the runtime's.
+__attribute__((noinline)) static void (*job_fn_slow(void *queue, void (*fn)(void *), int index, bool adopting))(void *) {
     if (index < 0 && adopting && queue) index = adopt(queue);
     if (index < 0) return NULL;
     // Once per queue: the label is still the pool's (see hw_pool_queue_confirm).
@@ -171,6 +174,43 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
         if (!still) return NULL;
     }
     return hw_pool_accepts(fn) ? hw_pool_trampoline(index) : NULL;
+}
+
+// Runs for every job the program enqueues anywhere: the common cases (a
+// confirmed pool queue with the runtime's job function; a queue that is none
+// of the pool's, under the agent) take no call and save no register.
+void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
+    uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) != queue) continue;
+        if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
+                             && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn, 1))
+            return trampolines[i];
+        return job_fn_slow(queue, fn, (int)i, adopting);
+    }
+    return adopting && queue ? job_fn_slow(queue, fn, -1, adopting) : NULL;
+}
+
+/// hw_pool_async_f past its fast path.
+__attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
+    hw_job_fn job = hw_pool_job_fn(queue, fn, false);
+    if (job) enqueue(queue, ctx, job);
+    else other(queue, ctx, fn);
+}
+
+void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
+    uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < n; i++) {
+        if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) != queue) continue;
+        if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
+                             && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn, 1)) {
+            enqueue(queue, ctx, trampolines[i]);
+            return;
+        }
+        async_f_slow(queue, ctx, fn, enqueue, other);
+        return;
+    }
+    other(queue, ctx, fn); // not a registered queue: no pool job (the agent adopts none)
 }
 
 static bool hw_pool_accepts(void (*fn)(void *)) {
@@ -252,7 +292,7 @@ HW_WRAPPER_TEXT static void run_job(uint32_t queue, void *job) {
     if (!slot || in_job || hw_g.disabled) { fn(job); return; }
     if (slot->job_queue != queue + 1) __atomic_store_n(&slot->job_queue, queue + 1, __ATOMIC_RELAXED);
     in_job = true;
-    hw_heartbeat_wait_end(slot);
+    hw_heartbeat_wait_end_inline(slot, hw_fast_now_inline());
     hw_tls_saved saved = hw_tls_enter(slot);
     fn(job);
     hw_tls_leave(saved);

@@ -47,16 +47,8 @@
 // between them) is not used.
 #define HW_TSC_MAX_BRACKET_NS (10 * 1000ull)
 
-/// What a stamp needs, published by the watchdog (the only writer, which
-/// takes no signals) under a sequence count; readers never wait for it.
-static struct {
-    uint32_t seq;           // odd while the fields change
-    uint64_t base_tsc;
-    uint64_t base_ns;
-    uint64_t mult;          // ns per tick, 32.32 fixed point; 0: not calibrated
-    uint64_t max_age_ticks; // HW_TSC_MAX_AGE_NS in ticks
-    uint64_t max_back_ticks; // HW_TSC_MAX_BACK_NS in ticks
-} pub;
+/// What a stamp needs (engine_internal.h), published by the watchdog.
+hw_tsc_published hw_tsc_pub;
 
 /// A (TSC, CLOCK_MONOTONIC) pair.
 typedef struct tsc_pair { uint64_t tsc, ns; } tsc_pair;
@@ -70,7 +62,7 @@ static struct {
     uint64_t mult;     // the rate published with `last` (0: none)
 } cal;
 
-// SIGNAL-SAFE.
+// SIGNAL-SAFE. Also the slow path of hw_fast_now_inline.
 uint64_t hw_fast_now_ns(void) {
     bool tsc;
     return hw_stamp_ns(&tsc);
@@ -79,14 +71,14 @@ uint64_t hw_fast_now_ns(void) {
 // SIGNAL-SAFE: loads and rdtsc; falls back to clock_gettime, never waits.
 uint64_t hw_stamp_ns(bool *from_tsc) {
     *from_tsc = false;
-    uint32_t seq = __atomic_load_n(&pub.seq, __ATOMIC_ACQUIRE);
-    uint64_t mult = __atomic_load_n(&pub.mult, __ATOMIC_RELAXED);
-    uint64_t base_tsc = __atomic_load_n(&pub.base_tsc, __ATOMIC_RELAXED);
-    uint64_t base_ns = __atomic_load_n(&pub.base_ns, __ATOMIC_RELAXED);
-    uint64_t max_age = __atomic_load_n(&pub.max_age_ticks, __ATOMIC_RELAXED);
-    uint64_t max_back = __atomic_load_n(&pub.max_back_ticks, __ATOMIC_RELAXED);
+    uint32_t seq = __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_ACQUIRE);
+    uint64_t mult = __atomic_load_n(&hw_tsc_pub.mult, __ATOMIC_RELAXED);
+    uint64_t base_tsc = __atomic_load_n(&hw_tsc_pub.base_tsc, __ATOMIC_RELAXED);
+    uint64_t base_ns = __atomic_load_n(&hw_tsc_pub.base_ns, __ATOMIC_RELAXED);
+    uint64_t max_age = __atomic_load_n(&hw_tsc_pub.max_age_ticks, __ATOMIC_RELAXED);
+    uint64_t max_back = __atomic_load_n(&hw_tsc_pub.max_back_ticks, __ATOMIC_RELAXED);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((seq & 1) || mult == 0 || __atomic_load_n(&pub.seq, __ATOMIC_RELAXED) != seq) return hw_now_ns();
+    if ((seq & 1) || mult == 0 || __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_RELAXED) != seq) return hw_now_ns();
     // Unordered rdtsc: it may run a few cycles early or late, which is nothing
     // at the scale of a busy period; an ordered one costs 6 ns more here.
     uint64_t tsc = __rdtsc();
@@ -149,14 +141,14 @@ static bool file_has_words(const char *path, const char *const *words) {
 static void publish(tsc_pair pair, uint64_t mult) {
     uint64_t max_age = mult ? (uint64_t)((((unsigned __int128)HW_TSC_MAX_AGE_NS) << 32) / mult) : 0;
     uint64_t max_back = mult ? (uint64_t)((((unsigned __int128)HW_TSC_MAX_BACK_NS) << 32) / mult) : 0;
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hw_tsc_pub.seq, hw_tsc_pub.seq + 1, __ATOMIC_RELEASE);
     __atomic_thread_fence(__ATOMIC_SEQ_CST);
-    __atomic_store_n(&pub.base_tsc, pair.tsc, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.base_ns, pair.ns, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.mult, mult, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.max_age_ticks, max_age, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.max_back_ticks, max_back, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hw_tsc_pub.base_tsc, pair.tsc, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.base_ns, pair.ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.mult, mult, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.max_age_ticks, max_age, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.max_back_ticks, max_back, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.seq, hw_tsc_pub.seq + 1, __ATOMIC_RELEASE);
     cal.mult = mult;
 }
 
@@ -202,9 +194,9 @@ void hw_tsc_clock_tick(uint64_t now) {
 }
 
 void hw_tsc_clock_stop(void) {
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
-    __atomic_store_n(&pub.mult, 0, __ATOMIC_RELAXED);
-    __atomic_store_n(&pub.seq, pub.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hw_tsc_pub.seq, hw_tsc_pub.seq + 1, __ATOMIC_RELEASE);
+    __atomic_store_n(&hw_tsc_pub.mult, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&hw_tsc_pub.seq, hw_tsc_pub.seq + 1, __ATOMIC_RELEASE);
     cal.usable = false;
     cal.mult = 0;
 }
