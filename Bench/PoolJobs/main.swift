@@ -31,7 +31,7 @@ func processCPUMs() -> Double {
         }
         if let seconds = value("--idle") {
             let cpu0 = processCPUMs()
-            for _ in 0..<(seconds * 10) { try? await Task.detached { try? await Task.sleep(nanoseconds: 100_000_000) }.value }
+            for _ in 0..<(seconds * 10) { await Task.detached { try? await Task.sleep(nanoseconds: 100_000_000) }.value }
             print("idle-s=\(seconds) cpu-ms=\(processCPUMs() - cpu0)")
             return
         }
