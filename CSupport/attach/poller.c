@@ -73,6 +73,9 @@ typedef struct hwa_thread {
     bool owner_last;       // dedup of a blocked owner's samples
     long owner_nr;
     uint64_t owner_sp, owner_pc;
+    // The wait-for chain beyond the owner, as last written (links from the owner on).
+    uint64_t chain_ns;
+    hw_os_wait_chain chain;
 } hwa_thread;
 
 struct hwa_session {
@@ -303,6 +306,73 @@ static void lock_forget(hwa_thread *t) {
     t->lock_active = false;
     t->lock_owner = 0;
     t->owner_last = false;
+    t->chain.n = 0; // a new owner's chain is walked and written afresh
+    t->chain_ns = 0;
+}
+
+// ---- the wait-for chain ------------------------------------------------------
+// As the engine follows it (CSupport/engine/lock_owner.c; the walk is
+// hw_os_follow_chain, shared): the owner may itself wait for a lock, whose
+// owner may wait for another. At most once per HWA_LOCK_RECHECK_NS, each
+// thread from the owner on is read from its /proc syscall file and its futex
+// word with process_vm_readv, up to HW_OS_CHAIN_MAX links counting the hung
+// thread's own; a return to a thread of the chain is a cycle, a deadlock.
+// The links are written (HW_REC_WAIT_LINK) whenever the chain changes. The
+// threads past the owner are never stopped: blocked, their stacks are copied
+// from outside, one sample standing for the ticks since the last walk;
+// running, they are not sampled.
+
+typedef struct chain_walk {
+    hwa_session *s;
+    hwa_thread *t;
+    const hwa_probe *owner_probe;
+    uint32_t since;
+} chain_walk;
+
+static bool chain_futex_wait(void *ctx, uint32_t index, pid_t tid, uint64_t *addr, uint32_t *op) {
+    chain_walk *c = ctx;
+    hwa_probe p = { .activity = HWA_OTHER };
+    if (index == 0) {
+        p = *c->owner_probe; // sampled by sample_owner
+    } else {
+        int fd = hwa_open_task_file(c->s->cfg.pid, tid, "syscall");
+        if (fd < 0) return false;
+        p = hwa_probe_fd(fd);
+        close(fd);
+        if (p.activity == HWA_BLOCKED) {
+            uint64_t regs[HW_REG_COUNT] = {0};
+            uint32_t flags = 0, extra = c->since ? c->since - 1 : 0;
+            uint64_t now = hwa_now_ns();
+            uint32_t len = copy_blocked_stack(c->s, &p, now, regs, &flags);
+            if (extra > HW_SAMPLE_EXTRA_MAX) extra = HW_SAMPLE_EXTRA_MAX;
+            hwa_emit_owner_sample(c->s->log, tid, c->t->seq, now, HW_SRC_BLOCKED_SYSCALL,
+                                  HW_CALL_SYSCALL_BASE + (int32_t)p.nr, regs, c->s->stack, len, p.sp,
+                                  flags | extra << HW_SAMPLE_EXTRA_SHIFT);
+            c->s->stats.proc_samples++;
+        }
+    }
+    if (p.activity != HWA_BLOCKED || p.nr != SYS_futex) return false;
+    *addr = p.args[0];
+    *op = (uint32_t)p.args[1];
+    return true;
+}
+
+/// Walks the chain from `t`'s lock owner, /proc showing it as `p`.
+static void follow_chain(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t obs) {
+    if (t->chain_ns && obs - t->chain_ns < HWA_LOCK_RECHECK_NS) return;
+    chain_walk walk = { s, t, p, t->chain_ns ? (uint32_t)((obs - t->chain_ns) / s->cfg.sample_period_ns) : 1 };
+    t->chain_ns = obs;
+    hw_os_wait_chain chain;
+    hwa_lock_chain(s->cfg.pid, t->tid, t->lock_owner, chain_futex_wait, &walk, &chain);
+    if (hw_os_chain_worth_writing(&chain, &t->chain)) {
+        uint64_t now = hwa_now_ns();
+        for (uint32_t i = 0; i < chain.n; i++) {
+            char name[16] = {0};
+            if (chain.links[i].owner) hwa_task_name(s->cfg.pid, chain.links[i].owner, name);
+            hwa_emit_wait_link(s->log, t->tid, t->seq, now, &chain.links[i], name);
+        }
+    }
+    t->chain = chain;
 }
 
 /// One sample of the owner of the lock `t` waits on, as the waiter would be
@@ -318,6 +388,7 @@ static void sample_owner(hwa_session *s, hwa_thread *t, uint64_t obs) {
         lock_forget(t); // it exited: the next sample reads the word again
         return;
     case HWA_BLOCKED: {
+        follow_chain(s, t, &p, obs);
         int32_t call = HW_CALL_SYSCALL_BASE + (int32_t)p.nr;
         if (t->owner_last && t->owner_nr == p.nr && t->owner_sp == p.sp && t->owner_pc == p.pc) {
             regs[HW_REG_RSP] = p.sp;
@@ -339,6 +410,7 @@ static void sample_owner(hwa_session *s, hwa_thread *t, uint64_t obs) {
     }
     case HWA_RUNNING: {
         t->owner_last = false;
+        follow_chain(s, t, &p, obs);
         hwa_stop_result r;
         uint64_t addr = 0;
         pid_t owner = t->lock_owner;
