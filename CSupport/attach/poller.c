@@ -37,6 +37,9 @@
 #define HWA_SCHEDSTAT_GAP_NS (5 * 1000000ull)
 /// How often the futex word of an unchanged lock wait is read again (the owner may change).
 #define HWA_LOCK_RECHECK_NS (10 * 1000000ull)
+/// How long a busy thread whose /proc files vanished is kept open in case the
+/// whole process is ending (its threads go first, the process a little later).
+#define HWA_VANISH_GRACE_NS (50 * 1000000ull)
 
 /// A wait site; `arg0` (the poll array, the futex word) tells a restart of its call from another call at the same place.
 typedef struct hwa_site { long nr; uint64_t pc, sp, arg0; uint32_t episodes; } hwa_site;
@@ -64,6 +67,7 @@ typedef struct hwa_thread {
     uint64_t last_sp, last_pc;
     hwa_site not_poll;     // the last restart whose wait channel said it was no poll (nr 0: none)
     bool counted;          // its sampling is counted in the log's sessions: the reader stays awake
+    uint64_t vanished;     // busy when its /proc files vanished, at this poll (0: not)
     // The lock its busy period waits on, while it is sampled blocked in futex (lock_owner.c).
     bool lock_active;
     uint64_t lock_addr, lock_checked;
@@ -527,14 +531,21 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
     hwa_probe p = hwa_probe_fd(t->fd);
     uint64_t obs = before + (hwa_now_ns() - before) / 2;
     if (p.activity == HWA_GONE) {
-        end_busy(s, t, obs, HW_BUSY_THREAD_EXIT);
+        // The thread's own exit, or the whole process's (killed, exit_group):
+        // a hang still going on when the process ends is in progress at its
+        // end, not a thread's exit. The count is read at every poll meanwhile
+        // (thread_gone), and a busy period is ended as the thread's exit only
+        // when the process is still there HWA_VANISH_GRACE_NS later.
+        s->thread_gone = true;
+        if (t->busy && !t->vanished) t->vanished = obs;
+        if (t->busy && obs - t->vanished < HWA_VANISH_GRACE_NS) return;
+        end_busy(s, t, t->busy ? t->vanished : obs, HW_BUSY_THREAD_EXIT);
         close(t->fd);
         t->fd = -1;
         if (t->sched_fd >= 0) close(t->sched_fd);
         t->sched_fd = -1;
         t->watched = false;
         t->dropped = true;
-        s->thread_gone = true;
         return;
     }
     if (p.activity == HWA_OTHER) return; // stopped, or between states: no evidence either way
