@@ -86,6 +86,12 @@ uint64_t hwa_guess_frame_pointer(const hwa_maps *maps, const uint8_t *stack, uin
 /// with `op`, read with process_vm_readv: how it was known (enum
 /// hw_owner_how), the owner in *owner (0: none) and the word as read.
 uint32_t hwa_lock_identify(pid_t pid, uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner, uint32_t *word);
+/// The wait-for chain from `owner`, the owner of the lock the hung thread
+/// `hung` waits on (hw_os_follow_chain): `futex_wait` says what each link's
+/// waiter waits in (and may sample it). True when the chain is a cycle.
+bool hwa_lock_chain(pid_t pid, pid_t hung, pid_t owner,
+                    bool (*futex_wait)(void *ctx, uint32_t index, pid_t tid, uint64_t *addr, uint32_t *op), void *ctx,
+                    hw_os_wait_chain *out);
 
 // ---- records (records.c) ----------------------------------------------------
 void hwa_emit_session(hw_log_header *log, pid_t pid, uint64_t now);
@@ -102,6 +108,10 @@ void hwa_emit_owner_sample(hw_log_header *log, pid_t owner, uint64_t seq, uint64
 /// The lock `waiter` waits on in its busy period `seq`, and its owner (0: none known).
 void hwa_emit_lock_owner(hw_log_header *log, pid_t waiter, uint64_t seq, uint64_t now, uint64_t addr, uint32_t op,
                          uint32_t how, pid_t owner, uint32_t word, const char owner_name[16]);
+/// A further link of the wait-for chain of thread `hung`'s busy period `seq`
+/// (HW_REC_WAIT_LINK: the LOCK_OWNER layout, os_tid = the link's waiter).
+void hwa_emit_wait_link(hw_log_header *log, pid_t hung, uint64_t seq, uint64_t now, const hw_os_wait_link *link,
+                        const char owner_name[16]);
 void hwa_emit_repeat(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now);
 void hwa_emit_exit(hw_log_header *log, uint64_t now);
 

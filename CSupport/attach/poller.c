@@ -37,6 +37,9 @@
 #define HWA_SCHEDSTAT_GAP_NS (5 * 1000000ull)
 /// How often the futex word of an unchanged lock wait is read again (the owner may change).
 #define HWA_LOCK_RECHECK_NS (10 * 1000000ull)
+/// How long a busy thread whose /proc files vanished is kept open in case the
+/// whole process is ending (its threads go first, the process a little later).
+#define HWA_VANISH_GRACE_NS (50 * 1000000ull)
 
 /// A wait site; `arg0` (the poll array, the futex word) tells a restart of its call from another call at the same place.
 typedef struct hwa_site { long nr; uint64_t pc, sp, arg0; uint32_t episodes; } hwa_site;
@@ -64,6 +67,7 @@ typedef struct hwa_thread {
     uint64_t last_sp, last_pc;
     hwa_site not_poll;     // the last restart whose wait channel said it was no poll (nr 0: none)
     bool counted;          // its sampling is counted in the log's sessions: the reader stays awake
+    uint64_t vanished;     // busy when its /proc files vanished, at this poll (0: not)
     // The lock its busy period waits on, while it is sampled blocked in futex (lock_owner.c).
     bool lock_active;
     uint64_t lock_addr, lock_checked;
@@ -73,6 +77,9 @@ typedef struct hwa_thread {
     bool owner_last;       // dedup of a blocked owner's samples
     long owner_nr;
     uint64_t owner_sp, owner_pc;
+    // The wait-for chain beyond the owner, as last written (links from the owner on).
+    uint64_t chain_ns;
+    hw_os_wait_chain chain;
 } hwa_thread;
 
 struct hwa_session {
@@ -303,6 +310,73 @@ static void lock_forget(hwa_thread *t) {
     t->lock_active = false;
     t->lock_owner = 0;
     t->owner_last = false;
+    t->chain.n = 0; // a new owner's chain is walked and written afresh
+    t->chain_ns = 0;
+}
+
+// ---- the wait-for chain ------------------------------------------------------
+// As the engine follows it (CSupport/engine/lock_owner.c; the walk is
+// hw_os_follow_chain, shared): the owner may itself wait for a lock, whose
+// owner may wait for another. At most once per HWA_LOCK_RECHECK_NS, each
+// thread from the owner on is read from its /proc syscall file and its futex
+// word with process_vm_readv, up to HW_OS_CHAIN_MAX links counting the hung
+// thread's own; a return to a thread of the chain is a cycle, a deadlock.
+// The links are written (HW_REC_WAIT_LINK) whenever the chain changes. The
+// threads past the owner are never stopped: blocked, their stacks are copied
+// from outside, one sample standing for the ticks since the last walk;
+// running, they are not sampled.
+
+typedef struct chain_walk {
+    hwa_session *s;
+    hwa_thread *t;
+    const hwa_probe *owner_probe;
+    uint32_t since;
+} chain_walk;
+
+static bool chain_futex_wait(void *ctx, uint32_t index, pid_t tid, uint64_t *addr, uint32_t *op) {
+    chain_walk *c = ctx;
+    hwa_probe p = { .activity = HWA_OTHER };
+    if (index == 0) {
+        p = *c->owner_probe; // sampled by sample_owner
+    } else {
+        int fd = hwa_open_task_file(c->s->cfg.pid, tid, "syscall");
+        if (fd < 0) return false;
+        p = hwa_probe_fd(fd);
+        close(fd);
+        if (p.activity == HWA_BLOCKED) {
+            uint64_t regs[HW_REG_COUNT] = {0};
+            uint32_t flags = 0, extra = c->since ? c->since - 1 : 0;
+            uint64_t now = hwa_now_ns();
+            uint32_t len = copy_blocked_stack(c->s, &p, now, regs, &flags);
+            if (extra > HW_SAMPLE_EXTRA_MAX) extra = HW_SAMPLE_EXTRA_MAX;
+            hwa_emit_owner_sample(c->s->log, tid, c->t->seq, now, HW_SRC_BLOCKED_SYSCALL,
+                                  HW_CALL_SYSCALL_BASE + (int32_t)p.nr, regs, c->s->stack, len, p.sp,
+                                  flags | extra << HW_SAMPLE_EXTRA_SHIFT);
+            c->s->stats.proc_samples++;
+        }
+    }
+    if (p.activity != HWA_BLOCKED || p.nr != SYS_futex) return false;
+    *addr = p.args[0];
+    *op = (uint32_t)p.args[1];
+    return true;
+}
+
+/// Walks the chain from `t`'s lock owner, /proc showing it as `p`.
+static void follow_chain(hwa_session *s, hwa_thread *t, const hwa_probe *p, uint64_t obs) {
+    if (t->chain_ns && obs - t->chain_ns < HWA_LOCK_RECHECK_NS) return;
+    chain_walk walk = { s, t, p, t->chain_ns ? (uint32_t)((obs - t->chain_ns) / s->cfg.sample_period_ns) : 1 };
+    t->chain_ns = obs;
+    hw_os_wait_chain chain;
+    hwa_lock_chain(s->cfg.pid, t->tid, t->lock_owner, chain_futex_wait, &walk, &chain);
+    if (hw_os_chain_worth_writing(&chain, &t->chain)) {
+        uint64_t now = hwa_now_ns();
+        for (uint32_t i = 0; i < chain.n; i++) {
+            char name[16] = {0};
+            if (chain.links[i].owner) hwa_task_name(s->cfg.pid, chain.links[i].owner, name);
+            hwa_emit_wait_link(s->log, t->tid, t->seq, now, &chain.links[i], name);
+        }
+    }
+    t->chain = chain;
 }
 
 /// One sample of the owner of the lock `t` waits on, as the waiter would be
@@ -318,6 +392,7 @@ static void sample_owner(hwa_session *s, hwa_thread *t, uint64_t obs) {
         lock_forget(t); // it exited: the next sample reads the word again
         return;
     case HWA_BLOCKED: {
+        follow_chain(s, t, &p, obs);
         int32_t call = HW_CALL_SYSCALL_BASE + (int32_t)p.nr;
         if (t->owner_last && t->owner_nr == p.nr && t->owner_sp == p.sp && t->owner_pc == p.pc) {
             regs[HW_REG_RSP] = p.sp;
@@ -339,6 +414,7 @@ static void sample_owner(hwa_session *s, hwa_thread *t, uint64_t obs) {
     }
     case HWA_RUNNING: {
         t->owner_last = false;
+        follow_chain(s, t, &p, obs);
         hwa_stop_result r;
         uint64_t addr = 0;
         pid_t owner = t->lock_owner;
@@ -455,14 +531,21 @@ static void tick_thread(hwa_session *s, hwa_thread *t) {
     hwa_probe p = hwa_probe_fd(t->fd);
     uint64_t obs = before + (hwa_now_ns() - before) / 2;
     if (p.activity == HWA_GONE) {
-        end_busy(s, t, obs, HW_BUSY_THREAD_EXIT);
+        // The thread's own exit, or the whole process's (killed, exit_group):
+        // a hang still going on when the process ends is in progress at its
+        // end, not a thread's exit. The count is read at every poll meanwhile
+        // (thread_gone), and a busy period is ended as the thread's exit only
+        // when the process is still there HWA_VANISH_GRACE_NS later.
+        s->thread_gone = true;
+        if (t->busy && !t->vanished) t->vanished = obs;
+        if (t->busy && obs - t->vanished < HWA_VANISH_GRACE_NS) return;
+        end_busy(s, t, t->busy ? t->vanished : obs, HW_BUSY_THREAD_EXIT);
         close(t->fd);
         t->fd = -1;
         if (t->sched_fd >= 0) close(t->sched_fd);
         t->sched_fd = -1;
         t->watched = false;
         t->dropped = true;
-        s->thread_gone = true;
         return;
     }
     if (p.activity == HWA_OTHER) return; // stopped, or between states: no evidence either way

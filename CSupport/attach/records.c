@@ -75,22 +75,33 @@ void hwa_emit_owner_sample(hw_log_header *log, pid_t owner, uint64_t seq, uint64
     emit_sample(log, HW_REC_OWNER_SAMPLE, owner, seq, now, source, call, regs, stack, stack_len, stack_addr, flags);
 }
 
-void hwa_emit_lock_owner(hw_log_header *log, pid_t waiter, uint64_t seq, uint64_t now, uint64_t addr, uint32_t op,
-                         uint32_t how, pid_t owner, uint32_t word, const char owner_name[16]) {
+static void emit_wait(hw_log_header *log, uint32_t kind, pid_t hung, uint64_t seq, uint64_t now,
+                      const hw_os_wait_link *l, const char owner_name[16]) {
     hw_rec_lock_owner *rec = (hw_rec_lock_owner *)hw_log_reserve(log, sizeof *rec);
     if (!rec) return;
-    rec->tid = waiter;
-    rec->os_tid = waiter;
+    rec->tid = hung;
+    rec->os_tid = l->waiter;
     rec->busy_seq = seq;
     rec->time_ns = now;
-    rec->futex_addr = addr;
-    rec->futex_op = op;
-    rec->how = how;
-    rec->owner_tid = owner;
-    rec->word = word;
+    rec->futex_addr = l->addr;
+    rec->futex_op = l->op;
+    rec->how = l->how;
+    rec->owner_tid = l->owner;
+    rec->word = l->word;
     memcpy(rec->owner_name, owner_name, sizeof rec->owner_name);
     rec->owner_name[15] = 0;
-    hw_log_commit(&rec->h, HW_REC_LOCK_OWNER);
+    hw_log_commit(&rec->h, kind);
+}
+
+void hwa_emit_lock_owner(hw_log_header *log, pid_t waiter, uint64_t seq, uint64_t now, uint64_t addr, uint32_t op,
+                         uint32_t how, pid_t owner, uint32_t word, const char owner_name[16]) {
+    hw_os_wait_link own = { .waiter = waiter, .owner = owner, .addr = addr, .op = op, .how = how, .word = word };
+    emit_wait(log, HW_REC_LOCK_OWNER, waiter, seq, now, &own, owner_name);
+}
+
+void hwa_emit_wait_link(hw_log_header *log, pid_t hung, uint64_t seq, uint64_t now, const hw_os_wait_link *link,
+                        const char owner_name[16]) {
+    emit_wait(log, HW_REC_WAIT_LINK, hung, seq, now, link, owner_name);
 }
 
 void hwa_emit_repeat(hw_log_header *log, pid_t tid, uint64_t seq, uint64_t now) {

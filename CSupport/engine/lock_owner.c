@@ -2,7 +2,7 @@
 // is blocked in futex, its first argument is the address it waits on. The
 // watchdog reads the words there with process_vm_readv (a copy that fails
 // instead of faulting; never a dereference) and knows the owner when the
-// lock keeps one:
+// lock keeps one (the reading is CSupport/os/wait_chain.c's, shared with attach):
 //  - FUTEX_LOCK_PI (Swift's Synchronization.Mutex on Linux, PI mutexes): the
 //    word is the owner's tid, with FUTEX_WAITERS (the top bit) set once a
 //    waiter sleeps on it (op FUTEX_LOCK_PI);
@@ -30,7 +30,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/futex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,15 +37,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#ifndef FUTEX_LOCK_PI2
-#define FUTEX_LOCK_PI2 13
-#endif
-#define HW_FUTEX_CMD(op) ((op) & 0x7fu)  /* without FUTEX_PRIVATE_FLAG and FUTEX_CLOCK_REALTIME */
-#define HW_TID_MASK 0x3fffffffu          /* FUTEX_TID_MASK */
 #define HW_RECHECK_NS (10 * 1000000ull)  /* re-read the word of an unchanged wait this often */
 #define HW_RAN_PERIOD_NS (20 * 1000000ull)
 #define HW_RAN_TRACK 256                 /* threads followed for CPU use during an ownerless wait */
-#define HW_CHAIN_MAX 8                   /* wait-for links followed from a hung thread, its own included */
 
 // ---- the request the owner's signal handler reads ----------------------------
 
@@ -153,20 +146,22 @@ static bool send_owner_signal(pid_t tid, uint32_t index, uint32_t extra) {
     return sent;
 }
 
-// ---- reading the futex ------------------------------------------------------
+// ---- reading the futex (CSupport/os/wait_chain.c reads the words) ------------
 
-static bool read_memory(uint64_t addr, void *out, size_t len) {
+static bool read_memory(void *ctx, uint64_t addr, void *out, size_t len) {
+    (void)ctx;
     struct iovec local = { out, len }, remote = { (void *)(uintptr_t)addr, len };
     return syscall(SYS_process_vm_readv, hw_g.pid, &local, 1ul, &remote, 1ul, 0ul) == (ssize_t)len;
 }
 
 /// Whether `tid` is a live thread of the process that may own the waiter's
-/// lock. `known`, the owner already watched, is taken as live without a look:
-/// its open /proc descriptors tell when it is gone (sample_owner, every
-/// poll), and do so even if its id is reused, where a path would not. That
-/// spares a path lookup per poll of a long wait (about a tenth of the
-/// watchdog's CPU beside a thread parked in pthread_join).
-static bool live_thread(pid_t tid, pid_t waiter, pid_t known) {
+/// lock. `known` (the context), the owner already watched, is taken as live
+/// without a look: its open /proc descriptors tell when it is gone
+/// (sample_owner, every poll), and do so even if its id is reused, where a
+/// path would not. That spares a path lookup per poll of a long wait (about
+/// a tenth of the watchdog's CPU beside a thread parked in pthread_join).
+static bool live_thread(void *ctx, pid_t tid, pid_t waiter) {
+    pid_t known = ctx ? *(const pid_t *)ctx : 0;
     if (tid <= 0 || tid == waiter || tid == __atomic_load_n(&hw_g.watchdog_tid, __ATOMIC_ACQUIRE)) return false;
     if (tid == known) return true;
     char path[48];
@@ -174,36 +169,16 @@ static bool live_thread(pid_t tid, pid_t waiter, pid_t known) {
     return access(path, F_OK) == 0;
 }
 
+// Attach records the same numbers.
+_Static_assert((int)HW_OS_OWNER_PI == (int)HW_OWNER_PI && (int)HW_OS_OWNER_MUTEX == (int)HW_OWNER_MUTEX
+               && (int)HW_OS_OWNER_WORD_TID == (int)HW_OWNER_WORD_TID && (int)HW_OS_OWNER_NONE == (int)HW_OWNER_NONE,
+               "wait_chain.c answers in hw_owner_how's numbers");
+
 /// The owner of the futex at `addr` that `waiter` waits on with `op`, and how
 /// it was read; `known` is the owner watched now (0: none).
 static uint32_t identify(uint64_t addr, uint32_t op, pid_t waiter, pid_t known, pid_t *owner, uint32_t *word) {
-    *owner = 0;
-    uint32_t w[5];
-    if (addr == 0 || (addr & 3) || !read_memory(addr, w, 4)) return HW_OWNER_NONE;
-    *word = w[0];
-    switch (HW_FUTEX_CMD(op)) {
-    case FUTEX_LOCK_PI: case FUTEX_LOCK_PI2: case FUTEX_TRYLOCK_PI: {
-        pid_t t = (pid_t)(w[0] & HW_TID_MASK);
-        if (live_thread(t, waiter, known)) { *owner = t; return HW_OWNER_PI; }
-        return HW_OWNER_NONE;
-    }
-    case FUTEX_WAIT: case FUTEX_WAIT_BITSET: {
-        // glibc's pthread_mutex_t: __lock, __count, __owner, __nusers, __kind.
-        if (read_memory(addr, w, sizeof w)) {
-            uint32_t kind = w[4];
-            bool robust = kind & 16u;
-            bool locked = w[0] == 1 || w[0] == 2 || (robust && (w[0] & HW_TID_MASK) == w[2]);
-            if (locked && w[3] >= 1 && (kind & ~0x3f0u) <= 3 && live_thread((pid_t)w[2], waiter, known)) {
-                *owner = (pid_t)w[2];
-                return HW_OWNER_MUTEX;
-            }
-        }
-        if (live_thread((pid_t)w[0], waiter, known)) { *owner = (pid_t)w[0]; return HW_OWNER_WORD_TID; }
-        return HW_OWNER_NONE;
-    }
-    default:
-        return HW_OWNER_NONE;
-    }
+    hw_os_target target = { .read = read_memory, .may_own = live_thread, .ctx = &known };
+    return hw_os_futex_owner(&target, addr, op, waiter, owner, word);
 }
 
 static void thread_name(pid_t tid, char out[16]) {
@@ -232,8 +207,7 @@ static struct lock_watch {
     uint64_t last_sp, last_pc;
     // The wait-for chain beyond the owner, as last written (links from the owner on).
     uint64_t chain_ns;
-    uint32_t chain_n;
-    struct chain_link { pid_t waiter, owner; uint64_t addr; uint32_t how; } chain[HW_CHAIN_MAX];
+    hw_os_wait_chain chain;
 } watches[HW_MAX_SLOTS];
 
 static uint32_t index_of(const hw_slot *slot) { return (uint32_t)(slot - hw_g.slots); }
@@ -246,26 +220,34 @@ static void close_owner(struct lock_watch *w, uint32_t index) {
     w->owner_open = false;
     w->owner = 0;
     w->have_last = false;
-    w->chain_n = 0; // a new owner's chain is walked and written afresh
+    w->chain.n = 0; // a new owner's chain is walked and written afresh
     w->chain_ns = 0;
 }
 
-static void write_owner_record(const hw_slot *slot, const struct lock_watch *w, uint64_t now) {
+/// A LOCK_OWNER record (the hung thread's own wait) or a WAIT_LINK record
+/// (a further link of its chain, `l->waiter` waiting).
+static void write_wait(const hw_slot *slot, uint32_t kind, const hw_os_wait_link *l, uint64_t now) {
     if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
     hw_rec_lock_owner *rec = (hw_rec_lock_owner *)hw_log_reserve(hw_g.log, sizeof *rec);
     if (!rec) return;
     rec->tid = slot->tid;
-    rec->os_tid = slot->session.os_tid;
+    rec->os_tid = l->waiter;
     rec->busy_seq = slot->session.busy_seq;
     rec->time_ns = now;
-    rec->futex_addr = w->addr;
-    rec->futex_op = w->op;
-    rec->how = w->how;
-    rec->owner_tid = w->owner;
-    rec->word = w->word;
-    if (w->owner) thread_name(w->owner, rec->owner_name);
+    rec->futex_addr = l->addr;
+    rec->futex_op = l->op;
+    rec->how = l->how;
+    rec->owner_tid = l->owner;
+    rec->word = l->word;
+    if (l->owner) thread_name(l->owner, rec->owner_name);
     else memset(rec->owner_name, 0, sizeof rec->owner_name);
-    hw_log_commit(&rec->h, HW_REC_LOCK_OWNER);
+    hw_log_commit(&rec->h, kind);
+}
+
+static void write_owner_record(const hw_slot *slot, const struct lock_watch *w, uint64_t now) {
+    hw_os_wait_link own = { .waiter = slot->session.os_tid, .owner = w->owner, .addr = w->addr, .op = w->op,
+                            .how = w->how, .word = w->word };
+    write_wait(slot, HW_REC_LOCK_OWNER, &own, now);
 }
 
 struct owner_sample_ctx { const hw_slot *slot; pid_t owner; uint32_t skip; };
@@ -282,80 +264,49 @@ static void write_owner_kernel_sample(void *ctx, uint64_t time_ns, const uint64_
 // The owner may itself wait for a lock, whose owner may wait for another: the
 // chain is followed from the owner with the same reads (each thread's /proc
 // syscall file, the futex words through process_vm_readv), at most once per
-// HW_RECHECK_NS, up to HW_CHAIN_MAX links counting the hung thread's own. It
-// stops at a thread that runs, waits on something else or on a lock with no
-// owner, or is already in the chain: then it is a cycle, a deadlock. Each
+// HW_RECHECK_NS, up to HW_OS_CHAIN_MAX links counting the hung thread's own
+// (hw_os_follow_chain, shared with attach). It stops at a thread that runs,
+// waits on something else or on a lock with no owner, or is already in the
+// chain: then it is a cycle, a deadlock. Each
 // link from the owner on is written (HW_REC_WAIT_LINK) whenever the chain
 // changes, the last one with no owner when its thread waits on no known lock;
 // the reader follows them. Threads past the owner are sampled from /proc at
 // each walk, one blocked sample standing for the ticks since the last.
 
-static void write_link(const hw_slot *slot, const struct chain_link *l, uint32_t op, uint32_t word, uint64_t now) {
-    if (!hw_g.log || hw_g.disabled || !hw_owned()) return;
-    hw_rec_lock_owner *rec = (hw_rec_lock_owner *)hw_log_reserve(hw_g.log, sizeof *rec);
-    if (!rec) return;
-    rec->tid = slot->tid;
-    rec->os_tid = l->waiter;
-    rec->busy_seq = slot->session.busy_seq;
-    rec->time_ns = now;
-    rec->futex_addr = l->addr;
-    rec->futex_op = op;
-    rec->how = l->how;
-    rec->owner_tid = l->owner;
-    rec->word = word;
-    if (l->owner) thread_name(l->owner, rec->owner_name);
-    else memset(rec->owner_name, 0, sizeof rec->owner_name);
-    hw_log_commit(&rec->h, HW_REC_WAIT_LINK);
+struct chain_walk { hw_slot *slot; const hw_thread_probe *owner_probe; uint32_t since; uint64_t now; };
+
+/// hw_os_target.futex_wait for the walk: link 0's waiter (the owner) as
+/// sample_owner probed it; the others probed now, and sampled when blocked.
+static bool chain_futex_wait(void *ctx, uint32_t index, pid_t tid, uint64_t *addr, uint32_t *op) {
+    struct chain_walk *c = ctx;
+    hw_thread_probe p = index == 0 ? *c->owner_probe : hw_proc_probe_tid(tid);
+    if (p.activity != HW_ACTIVITY_BLOCKED || !p.exact) return false;
+    if (index > 0) {
+        uint64_t regs[HW_REG_COUNT] = {0};
+        regs[HW_REG_RSP] = p.sp;
+        regs[HW_REG_RIP] = p.pc;
+        write_owner_sample(tid, c->slot->session.busy_seq, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int)p.nr,
+                           regs, false, c->since ? c->since - 1 : 0, c->now, NULL);
+    }
+    if (p.nr != SYS_futex) return false;
+    *addr = p.args[0];
+    *op = (uint32_t)p.args[1];
+    return true;
 }
+
+static bool chain_may_own(void *ctx, pid_t tid, pid_t waiter) { (void)ctx; return live_thread(NULL, tid, waiter); }
 
 static void follow_chain(hw_slot *slot, struct lock_watch *w, const hw_thread_probe *owner_probe, uint64_t now) {
     if (w->chain_ns && now - w->chain_ns < HW_RECHECK_NS) return;
     uint64_t period = hw_g.config.sample_period_ns ? hw_g.config.sample_period_ns : 1000000ull;
-    uint32_t since = w->chain_ns ? (uint32_t)((now - w->chain_ns) / period) : 1;
+    struct chain_walk walk = { slot, owner_probe, w->chain_ns ? (uint32_t)((now - w->chain_ns) / period) : 1, now };
     w->chain_ns = now;
-    struct chain_link links[HW_CHAIN_MAX];
-    uint32_t ops[HW_CHAIN_MAX] = {0}, words[HW_CHAIN_MAX] = {0};
-    pid_t members[HW_CHAIN_MAX + 1] = { slot->session.os_tid, w->owner };
-    uint32_t n = 0, m = 2;
-    hw_thread_probe p = *owner_probe;
-    pid_t at = w->owner;
-    // Link 0 (the hung thread's own) is the LOCK_OWNER record: from the owner on.
-    while (n < HW_CHAIN_MAX - 1) {
-        struct chain_link *l = &links[n];
-        *l = (struct chain_link){ .waiter = at };
-        if (n > 0 && p.activity == HW_ACTIVITY_BLOCKED && p.exact) {
-            uint64_t regs[HW_REG_COUNT] = {0};
-            regs[HW_REG_RSP] = p.sp;
-            regs[HW_REG_RIP] = p.pc;
-            write_owner_sample(at, slot->session.busy_seq, HW_SRC_BLOCKED_SYSCALL, HW_CALL_SYSCALL_BASE + (int)p.nr,
-                               regs, false, since ? since - 1 : 0, now, NULL);
-        }
-        pid_t next = 0;
-        if (p.activity == HW_ACTIVITY_BLOCKED && p.exact && p.nr == SYS_futex) {
-            l->addr = p.args[0];
-            ops[n] = (uint32_t)p.args[1];
-            l->how = identify(l->addr, ops[n], at, 0, &next, &words[n]);
-            l->owner = next;
-        }
-        n++;
-        if (!next) break;
-        bool seen = false;
-        for (uint32_t i = 0; i < m; i++) seen |= members[i] == next;
-        if (seen) break; // back to a thread of the chain: a cycle
-        members[m++] = next;
-        at = next;
-        p = hw_proc_probe_tid(next);
-    }
-    bool same = n == w->chain_n;
-    for (uint32_t i = 0; same && i < n; i++)
-        same = links[i].waiter == w->chain[i].waiter && links[i].owner == w->chain[i].owner
-            && links[i].addr == w->chain[i].addr && links[i].how == w->chain[i].how;
-    if (same) return;
-    // A chain that was only the owner, running or waiting elsewhere, is not worth a record the first time.
-    if (!(w->chain_n == 0 && n == 1 && links[0].owner == 0))
-        for (uint32_t i = 0; i < n; i++) write_link(slot, &links[i], ops[i], words[i], now);
-    memcpy(w->chain, links, n * sizeof links[0]);
-    w->chain_n = n;
+    hw_os_target target = { .read = read_memory, .may_own = chain_may_own, .futex_wait = chain_futex_wait, .ctx = &walk };
+    hw_os_wait_chain chain;
+    hw_os_follow_chain(&target, slot->session.os_tid, w->owner, &chain);
+    if (hw_os_chain_worth_writing(&chain, &w->chain))
+        for (uint32_t i = 0; i < chain.n; i++) write_wait(slot, HW_REC_WAIT_LINK, &chain.links[i], now);
+    w->chain = chain;
 }
 
 static void sample_owner(hw_slot *slot, struct lock_watch *w) {

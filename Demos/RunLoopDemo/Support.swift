@@ -24,7 +24,7 @@ struct Options: Sendable {
     var seconds = 10.0
 }
 
-let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork", "service"]
+let knownScenarios = ["standard", "blocked", "qsort", "kill", "exit", "launch", "fork", "service", "deadlock"]
 
 let usageText = """
     usage: RunLoopDemo [--scenario NAME] [--measure FILE] [--pid-file FILE] [--library FILE [--on-hang FILE]] [--seconds N] [--verbose]

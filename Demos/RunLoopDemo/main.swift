@@ -80,6 +80,10 @@ case "service":
     let endNs = monotonicNs() + UInt64(options.seconds * 1e9)
     after(idleGapMs) { serveEverySecond(until: endNs, request: 0) }
 
+case "deadlock":
+    // A two-lock cycle on the main thread; the program exits 700 ms into it (Deadlock.swift).
+    startDeadlock()
+
 default:
     usageExit("unknown scenario: \(options.scenario)")
 }

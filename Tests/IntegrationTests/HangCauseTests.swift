@@ -46,6 +46,15 @@ extension Integration {
                     "plain \(plain.status) \(plain.stderr), watched \(watched.status): \(watched.stderr)")
             #expect(plain.stdout == watched.stdout, "plain \(plain.stdout) watched \(watched.stdout)")
             let r = try #require(report, "no report: \(watched.stderr)")
+            try Self.expectTwoLockDeadlock(r)
+        }
+
+        /// The deadlock `hang_causes deadlock` forms, as the report must tell it:
+        /// the last hang in progress, its cause `deadlock` naming both threads
+        /// (the hung one in settle_order, auditor in record_audit), each waiting
+        /// for the other by a mutex's owner field, the auditor sampled, and the
+        /// text report's one line.
+        static func expectTwoLockDeadlock(_ r: Report) throws {
             let hang = try #require(r.hangs.last, "\(Safety.describe(r))")
             #expect(hang.inProgress)
             let cause = try #require(hang.cause, "no cause: \(Safety.describe(r))")
@@ -64,16 +73,53 @@ extension Integration {
             #expect(text.stdout.contains(line), "\(text.stdout)")
         }
 
+        /// The same cycle found from outside by `hangwatch attach PID`, which
+        /// follows the wait-for chain as the engine does (the walk is
+        /// CSupport/os/wait_chain.c, both ways): the program, started without
+        /// hangwatch, idles 1.5 s in its loop first so that attach watches it
+        /// and learns its loop's wait; once both threads are about to wait, it
+        /// is ended by SIGTERM 700 ms later, and attach reports on the exit.
+        @Test func twoLockCycleIsADeadlockUnderAttach() throws {
+            let path = try Self.program().path
+            let scratch = try TestPaths.scratch()
+            let marker = scratch.appendingPathComponent("deadlocked").path
+            let python = try #require(Validators.python3)
+            let program = try AttachedProgram.start(path, ["deadlock", marker, "1500"], scratch: scratch,
+                                                    prefix: [python, "-c", Self.cleanSignalLauncher])
+            let pid = program.pid // the launcher exec'd it: the same pid
+            // Attached after the launcher's exec, not to Python.
+            let started = Date().addingTimeInterval(20)
+            while (try? String(contentsOfFile: "/proc/\(pid)/comm", encoding: .utf8)) != "hang_causes\n" && Date() < started {
+                usleep(2_000)
+            }
+            let killer = Thread {
+                let deadline = Date().addingTimeInterval(20)
+                while !FileManager.default.fileExists(atPath: marker) && Date() < deadline { usleep(10_000) }
+                usleep(700_000) // past the report threshold, with time to follow the chain
+                kill(pid, SIGTERM)
+            }
+            killer.start()
+            let attach = try AttachReport.attach(pid, ["--duration", "30s"], scratch: scratch)
+            let result = try program.finish()
+            #expect(FileManager.default.fileExists(atPath: marker), "the program never deadlocked: \(result)")
+            #expect(result.status == 128 + SIGTERM && result.stdout == "settling\n", "\(result)")
+            #expect(attach.result.status == 0, "stderr: \(attach.result.stderr)")
+            try Self.expectTwoLockDeadlock(attach.report)
+        }
+
+        /// The Python launcher of `runFromCleanSignalState`: execs its arguments
+        /// with no signal blocked and SIGINT and SIGTERM at their defaults.
+        static let cleanSignalLauncher = "import os, signal, sys\n"
+            + "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
+            + "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\n"
+            + "os.execv(sys.argv[1], sys.argv[1:])\n"
+
         /// Runs `arguments` (executable first) with no signal blocked and SIGINT and
         /// SIGTERM at their defaults, as from a terminal (the test runner blocks them).
         static func runFromCleanSignalState(_ arguments: [String],
                                             whileRunning: @escaping (Process) -> Void) throws -> ProcessResult {
             let python = try #require(Validators.python3)
-            let launcher = "import os, signal, sys\n"
-                + "signal.pthread_sigmask(signal.SIG_SETMASK, [])\n"
-                + "for s in (signal.SIGINT, signal.SIGTERM): signal.signal(s, signal.SIG_DFL)\n"
-                + "os.execv(sys.argv[1], sys.argv[1:])\n"
-            return try ProcessRunner.run(python, ["-c", launcher] + arguments, whileRunning: whileRunning)
+            return try ProcessRunner.run(python, ["-c", cleanSignalLauncher] + arguments, whileRunning: whileRunning)
         }
 
         static func save(_ report: Report) throws -> String {

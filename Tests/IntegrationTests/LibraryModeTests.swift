@@ -65,6 +65,43 @@ extension Integration {
             #expect(caller.children.contains { $0.symbol.contains("sleep") })
         }
 
+        /// Issue 33 in the library: a two-lock cycle on the main thread
+        /// (RunLoopDemo's deadlock scenario: a run-loop callback in settleOrder
+        /// holds one mutex and waits for the other, held by the thread
+        /// "auditor" in recordAudit, which waits for the first). The program
+        /// exits 700 ms into the deadlock from a third thread; the exit report
+        /// has the main thread's hang in progress, its cause a deadlock naming
+        /// both threads and both functions, and the text report's one line.
+        @Test func twoLockCycleIsADeadlockInLibraryMode() throws {
+            let library = try HangwatchRun.library(TestPaths.runLoopDemo, ["--scenario", "deadlock"])
+            #expect(library.result.status == 0, "\(library.result.stderr)")
+            #expect(!library.work("deadlocked").isEmpty, "the program never deadlocked")
+            let report = library.report
+            let hang = try #require(report.hangs.last, "no hang")
+            #expect(hang.thread.tid == report.process.pid)
+            #expect(hang.inProgress)
+            let cause = try #require(hang.cause, "no cause: \(hang)")
+            #expect(cause.kind == .deadlock)
+            let threads = cause.threads ?? []
+            #expect(threads.count == 2, "\(threads)")
+            let settle = threads.first?.function ?? ""
+            let audit = threads.last?.function ?? ""
+            #expect(threads.first?.tid == hang.thread.tid && settle.contains("settleOrder"), "\(threads)")
+            #expect(threads.last?.name == "auditor" && audit.contains("recordAudit"), "\(threads)")
+            #expect(threads.first?.waitsFor == threads.last?.tid && threads.last?.waitsFor == threads.first?.tid)
+            #expect(threads.allSatisfy { $0.evidence == "mutex" })
+            let auditorTree = try #require(threads.last?.callTree, "the auditor was not sampled")
+            #expect(auditorTree.allSymbols.contains { $0.contains("recordAudit") }, "\(auditorTree.allSymbols)")
+            let path = library.scratch.appendingPathComponent("saved.json").path
+            try JSONReport.encode(report).write(to: URL(fileURLWithPath: path))
+            let text = try ProcessRunner.run(TestPaths.hangwatch, ["report", path])
+            // The text shows Swift names without their result type, and wraps long lines.
+            let flowing = text.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            let line = "deadlock: \(hang.thread.name) (RunLoopDemo.settleOrder()) waits for auditor "
+                + "(RunLoopDemo.recordAudit()), which waits for \(hang.thread.name)"
+            #expect(flowing.contains(line), "\(text.stdout)")
+        }
+
         @Test func dispatchMainLibraryProbe() throws {
             let library = try HangwatchRun.library(TestPaths.dispatchMainDemo)
             #expect(library.result.status == 0)

@@ -2,8 +2,8 @@
  * Hangs whose cause is not the loop's own code (issue 33), run plain and
  * under hangwatch by Tests/IntegrationTests/HangCauseTests.swift.
  *
- *   hang_causes deadlock MARKER
- *     The loop's request takes orders_lock, then audit_lock (settle_order);
+ *   hang_causes deadlock MARKER [IDLE_MS]
+ *     After IDLE_MS (100) idle in the loop's poll, the loop's request takes orders_lock, then audit_lock (settle_order);
  *     thread "auditor" takes audit_lock, then orders_lock (record_audit). A
  *     barrier makes both hold their first lock before asking for the second:
  *     a deadlock, every time. MARKER is created once both are about to wait.
@@ -77,15 +77,15 @@ __attribute__((noinline)) static void settle_order(const char *marker)
     pthread_mutex_unlock(&orders_lock);
 }
 
-static int deadlock(const char *marker)
+static int deadlock(const char *marker, int idle_ms)
 {
     pthread_barrier_init(&both_hold, NULL, 2);
     pthread_t t;
     pthread_create(&t, NULL, auditor, NULL);
-    loop_wait_ms(100);
-    out("settling\n");
+    loop_wait_ms(idle_ms);
+    out("settling");
     settle_order(marker);
-    out("settled\n"); /* never */
+    out("settled"); /* never */
     return 0;
 }
 
@@ -116,7 +116,7 @@ static int spin(int cpu_ms, int count, int gap_ms, const char *marker)
         uint64_t end = now_ns();
         record("request", start, end);
         measure_line("cpu %d %.3f", i, (double)(thread_cpu_ns() - cpu) / 1e6);
-        out("request %d done\n", i);
+        out("request %d done", i);
     }
     loop_wait_ms(gap_ms);
     return 0;
@@ -160,12 +160,12 @@ static int crowded(int cpu_ms, int count, int gap_ms, int rivals)
 int main(int argc, char **argv)
 {
     safety_init(&argc, argv);
-    if (argc >= 3 && !strcmp(argv[1], "deadlock")) return deadlock(argv[2]);
+    if (argc >= 3 && !strcmp(argv[1], "deadlock")) return deadlock(argv[2], argc >= 4 ? atoi(argv[3]) : 100);
     if (argc >= 5 && !strcmp(argv[1], "spin"))
         return spin(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), argc >= 6 ? argv[5] : NULL);
     if (argc >= 6 && !strcmp(argv[1], "crowded"))
         return crowded(atoi(argv[2]), atoi(argv[3]), atoi(argv[4]), atoi(argv[5]));
-    fprintf(stderr, "usage: hang_causes deadlock MARKER | spin CPU_MS COUNT GAP_MS [MARKER]"
+    fprintf(stderr, "usage: hang_causes deadlock MARKER [IDLE_MS] | spin CPU_MS COUNT GAP_MS [MARKER]"
                     " | crowded CPU_MS COUNT GAP_MS RIVALS\n");
     return 2;
 }

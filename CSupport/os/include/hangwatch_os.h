@@ -87,6 +87,52 @@ void hw_os_scan_maps(int fd, bool (*each)(const hw_os_mapping *m, void *ctx), vo
 /// `dir_fd` (raw getdents64: no allocation), until it returns false.
 void hw_os_scan_tasks(int dir_fd, bool (*each)(pid_t tid, void *ctx), void *ctx);
 
+// ---- lock owners and wait-for chains (wait_chain.c) -----------------------------
+/// How a lock's owner was known: the numbers of hw_owner_how (hangwatch_log.h).
+enum { HW_OS_OWNER_NONE = 0, HW_OS_OWNER_PI = 1, HW_OS_OWNER_MUTEX = 2, HW_OS_OWNER_WORD_TID = 3 };
+
+/// The caller's way into the watched process (the engine's from inside, attach's from outside).
+typedef struct hw_os_target {
+    /// Copies `len` bytes at `addr` (process_vm_readv: never a dereference); false when not all could be.
+    bool (*read)(void *ctx, uint64_t addr, void *out, size_t len);
+    /// Whether `tid` is a live thread of the process that may own the lock `waiter` waits on.
+    bool (*may_own)(void *ctx, pid_t tid, pid_t waiter);
+    /// Chain walks only: whether `tid`, the waiter of link `index`, is blocked in futex now, and
+    /// on which word with which op. The caller may sample the thread here.
+    bool (*futex_wait)(void *ctx, uint32_t index, pid_t tid, uint64_t *addr, uint32_t *op);
+    void *ctx;
+} hw_os_target;
+
+/// The owner of the futex at `addr` that `waiter` waits on with `op`: how it
+/// was known (HW_OS_OWNER_*), the owner in *owner (0: none) and the word as read.
+uint32_t hw_os_futex_owner(const hw_os_target *t, uint64_t addr, uint32_t op, pid_t waiter, pid_t *owner,
+                           uint32_t *word);
+
+/// Links followed from a hung thread, its own included.
+#define HW_OS_CHAIN_MAX 8
+typedef struct hw_os_wait_link {
+    pid_t waiter, owner; // owner 0: the waiter runs, waits on something else or on a lock with no owner
+    uint64_t addr;
+    uint32_t op, how, word;
+} hw_os_wait_link;
+/// The links from the owner of the hung thread's lock on (its own link is not in it).
+typedef struct hw_os_wait_chain {
+    uint32_t n;
+    hw_os_wait_link links[HW_OS_CHAIN_MAX - 1];
+} hw_os_wait_chain;
+
+/// Follows the wait-for chain from `owner`, the owner of the lock the hung
+/// thread `hung` waits on: each link's waiter is asked what it waits in
+/// (t->futex_wait), its lock's owner read (hw_os_futex_owner). It stops at a
+/// thread that waits on no lock with a known owner, after HW_OS_CHAIN_MAX
+/// links counting the hung thread's, or at a thread already in the chain:
+/// then it returns true, a cycle (a deadlock).
+bool hw_os_follow_chain(const hw_os_target *t, pid_t hung, pid_t owner, hw_os_wait_chain *out);
+
+/// Whether the chain `now` is to be written, the last one written being
+/// `before`: it differs, and it is not a first chain of the owner alone that waits on nothing known.
+bool hw_os_chain_worth_writing(const hw_os_wait_chain *now, const hw_os_wait_chain *before);
+
 #ifdef __cplusplus
 }
 #endif
