@@ -128,6 +128,7 @@ bench: build
 	./Bench/run.sh
 	./Bench/library_costs.sh
 	./Bench/pool_costs.sh
+	./Bench/job_path.sh
 
 # API docs of the library and the report model, with the toolchain's docc: .build/docs/.
 docs:
