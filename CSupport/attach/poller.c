@@ -820,6 +820,13 @@ static void *poller_main(void *arg) {
         struct timespec ts = { (time_t)(next / 1000000000ull), (long)(next % 1000000000ull) };
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {}
     }
+    // Detached while the target lives: a busy thread still in its vanish
+    // grace did exit (the process did not end with it), so its period ends
+    // as a thread exit at the vanish, as it would have at the grace's end.
+    if (!s->exited)
+        for (size_t i = 0; i < s->count; i++)
+            if (s->threads[i].busy && s->threads[i].vanished)
+                end_busy(s, &s->threads[i], s->threads[i].vanished, HW_BUSY_THREAD_EXIT);
     // Nothing stays attached: a stop still pending is waited for (bounded:
     // a thread in uninterruptible sleep may never stop) and detached, here,
     // by the tracer thread (ptrace requests from another thread fail). If it

@@ -193,7 +193,7 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
 
 /// hw_pool_async_f past its fast path.
 __attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
-    hw_job_fn job = hw_pool_job_fn(queue, fn, false);
+    hw_job_fn job = enqueue ? hw_pool_job_fn(queue, fn, false) : NULL;
     if (job) enqueue(queue, ctx, job);
     else other(queue, ctx, fn);
 }
@@ -202,8 +202,12 @@ void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, 
     uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) != queue) continue;
+        // enqueue is the caller's resolved libdispatch call, read before this
+        // thread saw the queue registered: never NULL in practice (the runtime
+        // publishes a queue after its width is set, which resolves it), and a
+        // NULL one takes the unbracketed way rather than a jump to 0.
         if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
-                             && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn, 1)) {
+                             && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn && enqueue, 1)) {
             enqueue(queue, ctx, trampolines[i]);
             return;
         }
