@@ -8,11 +8,14 @@ import CHangWatchEngine
 final class ThreadStateReader {
     /// Generation of the latest SESSION record: the image every later record belongs to.
     var generation: UInt32 = 0
-    /// Which slot waited in each busy period a lock owner was named for, keyed by the
-    /// owner's tid (in `BusyKey.tid`) and the waiter's sequence: an owner sample carries
-    /// only those two. Two slots at the same sequence waiting for two owners (a lock
-    /// cycle of two loops) stay apart; two waiting for one owner share its samples.
+    /// Which slot's busy period an owner sample belongs to: a sample carries only the
+    /// sampled thread's tid and the slot's sequence. Keyed by that tid (in `BusyKey.tid`)
+    /// and the sequence for each owner and chain link a record named, so two slots at
+    /// one sequence waiting for two owners (a lock cycle of two loops) stay apart; a
+    /// link sampled before its record is read falls back to `slotOfSeq`.
     var slotOfOwnerSeq: [BusyKey: Int32] = [:]
+    /// The slot that last named a lock owner at each sequence (`BusyKey.tid` 0).
+    var slotOfSeq: [BusyKey: Int32] = [:]
     /// Each slot's latest busy period with CPU readings (earlier ones are dropped unless they were hangs).
     var latestCPUKey: [Int32: BusyKey] = [:]
     /// Each slot's latest busy period with lock records (the same rule).
@@ -53,6 +56,7 @@ extension CaptureCollector {
             forgetEarlierLockWaits(before: key)
             run.threadStates.locks[key, default: []].append(wait)
             reader.slotOfOwnerSeq[BusyKey(tid: r.owner_tid, seq: r.busy_seq, generation: reader.generation)] = r.tid
+            reader.slotOfSeq[BusyKey(tid: 0, seq: r.busy_seq, generation: reader.generation)] = r.tid
         case Int(HW_REC_WAIT_LINK.rawValue):
             let r = raw.assumingMemoryBound(to: hw_rec_lock_owner.self).pointee
             let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
@@ -61,6 +65,8 @@ extension CaptureCollector {
                                         evidence: LockOwnerEvidence(rawValue: r.how) ?? .none,
                                         ownerTid: r.owner_tid, ownerName: name, timeNs: r.time_ns)
             run.threadStates.waitLinks[key, default: []].append(CapturedWaitLink(waiter: r.os_tid, wait: wait))
+            // Threads past the owner are sampled as links of this slot's chain.
+            reader.slotOfOwnerSeq[BusyKey(tid: r.os_tid, seq: r.busy_seq, generation: reader.generation)] = r.tid
         case Int(HW_REC_CPU_LIMIT.rawValue):
             let r = raw.assumingMemoryBound(to: hw_rec_cpu_limit.self).pointee
             let key = BusyKey(tid: r.tid, seq: r.busy_seq, generation: reader.generation)
@@ -108,10 +114,14 @@ extension CaptureCollector {
     /// Drops a busy period's lock waits, their owners' samples and what ran meanwhile.
     func forgetLockWaits(of key: BusyKey) {
         let reader = threadStateReader
-        for wait in run.threadStates.locks[key] ?? [] {
-            let ownerKey = BusyKey(tid: wait.ownerTid, seq: key.seq, generation: key.generation)
+        let sampled = (run.threadStates.locks[key] ?? []).map(\.ownerTid)
+            + (run.threadStates.waitLinks[key] ?? []).map(\.waiter)
+        for tid in sampled {
+            let ownerKey = BusyKey(tid: tid, seq: key.seq, generation: key.generation)
             if reader.slotOfOwnerSeq[ownerKey] == key.tid { reader.slotOfOwnerSeq[ownerKey] = nil }
         }
+        let seqKey = BusyKey(tid: 0, seq: key.seq, generation: key.generation)
+        if reader.slotOfSeq[seqKey] == key.tid { reader.slotOfSeq[seqKey] = nil }
         run.threadStates.locks[key] = nil
         run.threadStates.ownerSamples[key] = nil
         run.threadStates.ranDuring[key] = nil
@@ -146,7 +156,8 @@ extension CaptureCollector {
         let reader = threadStateReader
         let s = rec.pointee
         guard s.generation == reader.generation,
-              let slot = reader.slotOfOwnerSeq[BusyKey(tid: s.tid, seq: s.busy_seq, generation: s.generation)] else { return }
+              let slot = reader.slotOfOwnerSeq[BusyKey(tid: s.tid, seq: s.busy_seq, generation: s.generation)]
+                  ?? reader.slotOfSeq[BusyKey(tid: 0, seq: s.busy_seq, generation: s.generation)] else { return }
         let key = BusyKey(tid: slot, seq: s.busy_seq, generation: s.generation)
         let owner = s.tid
         // A sample taken at a polling stride stands for the ticks it skipped.
