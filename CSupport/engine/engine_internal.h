@@ -383,6 +383,25 @@ typedef struct hw_tsc_published {
 } hw_tsc_published;
 extern hw_tsc_published hw_tsc_pub __attribute__((visibility("hidden")));
 
+/// SIGNAL-SAFE: loads only. A consistent copy of the published pair (the
+/// seqlock's read side: the fields between two equal, even reads of seq);
+/// false while the watchdog changes it, or when no rate is published.
+static inline bool hw_tsc_snapshot(hw_tsc_published *out) {
+    uint32_t seq = __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_ACQUIRE);
+    out->mult = __atomic_load_n(&hw_tsc_pub.mult, __ATOMIC_RELAXED);
+    out->base_tsc = __atomic_load_n(&hw_tsc_pub.base_tsc, __ATOMIC_RELAXED);
+    out->base_ns = __atomic_load_n(&hw_tsc_pub.base_ns, __ATOMIC_RELAXED);
+    out->max_age_ticks = __atomic_load_n(&hw_tsc_pub.max_age_ticks, __ATOMIC_RELAXED);
+    out->max_back_ticks = __atomic_load_n(&hw_tsc_pub.max_back_ticks, __ATOMIC_RELAXED);
+    __atomic_thread_fence(__ATOMIC_ACQUIRE);
+    return !(seq & 1) && out->mult != 0 && __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_RELAXED) == seq;
+}
+
+/// The time of `tsc`, at or after the pair of `pub`.
+static inline uint64_t hw_tsc_ns_after(const hw_tsc_published *pub, uint64_t tsc) {
+    return pub->base_ns + (uint64_t)(((unsigned __int128)(tsc - pub->base_tsc) * pub->mult) >> 32);
+}
+
 /// SIGNAL-SAFE: loads and rdtsc, else hw_fast_now_ns. hw_fast_now_ns for the
 /// pool's job start, inlined: only its common case (a published pair, the
 /// TSC at or past it and young enough) is here, with no call and no flag to
@@ -391,16 +410,10 @@ extern hw_tsc_published hw_tsc_pub __attribute__((visibility("hidden")));
 /// than the read: the slow path takes it).
 static inline uint64_t hw_fast_now_inline(void) {
     uint64_t tsc = __builtin_ia32_rdtsc();
-    uint32_t seq = __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_ACQUIRE);
-    uint64_t mult = __atomic_load_n(&hw_tsc_pub.mult, __ATOMIC_RELAXED);
-    uint64_t base_tsc = __atomic_load_n(&hw_tsc_pub.base_tsc, __ATOMIC_RELAXED);
-    uint64_t base_ns = __atomic_load_n(&hw_tsc_pub.base_ns, __ATOMIC_RELAXED);
-    uint64_t max_age = __atomic_load_n(&hw_tsc_pub.max_age_ticks, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    bool usable = !(seq & 1) && mult != 0 && __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_RELAXED) == seq
-                  && tsc >= base_tsc && tsc - base_tsc <= max_age;
+    hw_tsc_published pub;
+    bool usable = hw_tsc_snapshot(&pub) && tsc >= pub.base_tsc && tsc - pub.base_tsc <= pub.max_age_ticks;
     if (__builtin_expect(!usable, 0)) return hw_fast_now_ns();
-    return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
+    return hw_tsc_ns_after(&pub, tsc);
 }
 
 /// hw_heartbeat_wait_end_at, inlined where it runs for every pool job.

@@ -71,26 +71,20 @@ uint64_t hw_fast_now_ns(void) {
 // SIGNAL-SAFE: loads and rdtsc; falls back to clock_gettime, never waits.
 uint64_t hw_stamp_ns(bool *from_tsc) {
     *from_tsc = false;
-    uint32_t seq = __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_ACQUIRE);
-    uint64_t mult = __atomic_load_n(&hw_tsc_pub.mult, __ATOMIC_RELAXED);
-    uint64_t base_tsc = __atomic_load_n(&hw_tsc_pub.base_tsc, __ATOMIC_RELAXED);
-    uint64_t base_ns = __atomic_load_n(&hw_tsc_pub.base_ns, __ATOMIC_RELAXED);
-    uint64_t max_age = __atomic_load_n(&hw_tsc_pub.max_age_ticks, __ATOMIC_RELAXED);
-    uint64_t max_back = __atomic_load_n(&hw_tsc_pub.max_back_ticks, __ATOMIC_RELAXED);
-    __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if ((seq & 1) || mult == 0 || __atomic_load_n(&hw_tsc_pub.seq, __ATOMIC_RELAXED) != seq) return hw_now_ns();
+    hw_tsc_published pub;
+    if (!hw_tsc_snapshot(&pub)) return hw_now_ns();
     // Unordered rdtsc: it may run a few cycles early or late, which is nothing
     // at the scale of a busy period; an ordered one costs 6 ns more here.
     uint64_t tsc = __rdtsc();
-    if (tsc >= base_tsc) {
-        if (tsc - base_tsc > max_age) return hw_now_ns();
+    if (tsc >= pub.base_tsc) {
+        if (tsc - pub.base_tsc > pub.max_age_ticks) return hw_now_ns();
         *from_tsc = true;
-        return base_ns + (uint64_t)(((unsigned __int128)(tsc - base_tsc) * mult) >> 32);
+        return hw_tsc_ns_after(&pub, tsc);
     }
     // Read just before the pair (another CPU published it meanwhile).
-    if (base_tsc - tsc > max_back) return hw_now_ns();
+    if (pub.base_tsc - tsc > pub.max_back_ticks) return hw_now_ns();
     *from_tsc = true;
-    return base_ns - (uint64_t)(((unsigned __int128)(base_tsc - tsc) * mult) >> 32);
+    return pub.base_ns - (uint64_t)(((unsigned __int128)(pub.base_tsc - tsc) * pub.mult) >> 32);
 }
 
 /// One (TSC, CLOCK_MONOTONIC) pair: the tightest of three brackets, its time
