@@ -191,9 +191,12 @@ static bool restore_rule(row *r, const row *initial, uint64_t reg) {
 }
 
 /// Runs call-frame instructions from `c` until the row holding `target`
-/// (UINT64_MAX: all of them, for a CIE's initial instructions). False when an
-/// instruction is not understood.
-static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t loc, uint64_t target) {
+/// (UINT64_MAX: all of them, for a CIE's initial instructions), and leaves
+/// in *row_start (when given) the address where that row begins. False when
+/// an instruction is not understood.
+static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t loc, uint64_t target,
+                uint64_t *row_start) {
+    if (row_start) *row_start = loc;
     row stack[MAX_REMEMBERED];
     int depth = 0;
     while (c->p < c->end && !c->bad) {
@@ -213,6 +216,7 @@ static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t l
                 uint64_t to = encoded(c, ci->fde_enc, false);
                 if (to > target) return !c->bad;
                 loc = to;
+                if (row_start) *row_start = loc;
                 break;
             }
             case 0x02: delta = fixed(c, 1) * ci->code_align; advance = true; break;
@@ -259,6 +263,7 @@ static bool run(cursor *c, row *r, const row *initial, const cie *ci, uint64_t l
         if (advance) {
             if (loc + delta > target) return !c->bad; // `target` is in the current row
             loc += delta;
+            if (row_start) *row_start = loc;
         }
     }
     return !c->bad;
@@ -309,6 +314,21 @@ bool hw_cfi_function_range(const hw_module *m, uint64_t pc, uint64_t *start, uin
     return open_fde(m, pc, &c, &ci, start, end);
 }
 
+/// Whether row `r`, beginning at `row_start`, follows a `pop %rbp` that
+/// read rbp's save slot: the instruction just before the row is that pop
+/// (0x5d), and the slot is the word it read, just below the stack pointer
+/// (CFA = rsp + k, slot at CFA - k - 8: the row keeps rsp where the pop left
+/// it). Epilogues keep the slot's rule after the pop (GCC and LLVM alike), so
+/// a sample there finds it outside every stack copy; rbp already holds the
+/// caller's value. A save made with a `mov` into the red zone (the slot below
+/// the stack pointer, rbp free to change) is told apart by that pop.
+static bool just_popped_rbp(const hw_module *m, const row *r, uint64_t row_start) {
+    if (r->cfa_reg != DWARF_RSP || r->cfa_off + r->rbp.off != -8 || row_start == 0) return false;
+    size_t avail = 0;
+    const uint8_t *op = hw_module_bytes(m, row_start - 1, &avail);
+    return op && avail >= 1 && *op == 0x5d;
+}
+
 static hw_cfi_rule derive(const hw_module *m, uint64_t pc) {
     hw_cfi_rule out = { .pc = pc, .kind = HW_CFI_LIBUNWIND };
     cursor c;
@@ -318,9 +338,10 @@ static hw_cfi_rule derive(const hw_module *m, uint64_t pc) {
     if (ci.has_aug_data) skip(&c, uleb(&c));
     row initial = { .cfa_reg = -1, .rbp = { SAME, 0 }, .ra = { UNSET, 0 } };
     cursor ins = ci.insns;
-    if (!run(&ins, &initial, &initial, &ci, 0, UINT64_MAX)) return out;
+    if (!run(&ins, &initial, &initial, &ci, 0, UINT64_MAX, NULL)) return out;
     row r = initial;
-    if (!run(&c, &r, &initial, &ci, start, pc)) return out;
+    uint64_t row_start;
+    if (!run(&c, &r, &initial, &ci, start, pc, &row_start)) return out;
     if (r.rsp_ruled || (r.cfa_reg != DWARF_RSP && r.cfa_reg != DWARF_RBP)) return out;
     if (r.cfa_off < INT32_MIN || r.cfa_off > INT32_MAX) return out;
     if (r.ra.how == UNDEFINED) { out.kind = HW_CFI_END; return out; }
@@ -328,6 +349,7 @@ static hw_cfi_rule derive(const hw_module *m, uint64_t pc) {
     if (r.rbp.how == AT_OFFSET) {
         if (r.rbp.off == 0 || r.rbp.off < INT16_MIN || r.rbp.off > INT16_MAX) return out;
         out.rbp_off = (int16_t)r.rbp.off;
+        out.rbp_popped = just_popped_rbp(m, &r, row_start);
     } else if (r.rbp.how != SAME) {
         return out;
     }

@@ -63,6 +63,10 @@ typedef struct hw_cfi_rule {
     int16_t ra_off;
     int16_t rbp_off;   // 0: rbp keeps its value
     uint8_t kind;      // hw_cfi_kind
+    // Right after the epilogue's `pop %rbp`: rbp holds its caller's value and
+    // the slot at rbp_off is the word popped, below the stack pointer. Only
+    // the interrupted pc's frame can be there (cfi_rules.c, just_popped_rbp).
+    bool rbp_popped;
 } hw_cfi_rule;
 
 /// Rules by pc, open addressing; looked up once per pc, then from here.

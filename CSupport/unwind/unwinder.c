@@ -40,6 +40,11 @@ typedef struct unwind_ctx {
     // unwind starts at its caller, at caller_ip (a return address) and caller_sp.
     bool from_caller;
     uint64_t caller_ip, caller_sp;
+    // The innermost frame's row follows its epilogue's `pop %rbp` (see
+    // hw_cfi_rule.rbp_popped): the word at popped_slot, below the stack
+    // pointer and outside the copy, is read as rbp's value now.
+    bool rbp_popped;
+    uint64_t popped_slot;
 } unwind_ctx;
 
 static const hw_module *module_for(const hw_unwinder *u, uint64_t addr) {
@@ -72,6 +77,10 @@ static int access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int
     uint64_t off = addr - s->stack_addr;
     if (addr >= s->stack_addr && s->stack_len >= sizeof *val && off <= s->stack_len - sizeof *val) {
         memcpy(val, s->stack + off, sizeof *val);
+        return 0;
+    }
+    if (ctx->rbp_popped && addr == ctx->popped_slot) {
+        *val = ctx->rbp_given ? ctx->rbp : s->regs[HW_REG_RBP];
         return 0;
     }
     const hw_module *m = module_for(ctx->u, addr);
@@ -355,12 +364,14 @@ static int unwind_flat(unwind_ctx *ctx, uint64_t *pcs, int max, bool *complete, 
         if (r.kind != HW_CFI_RSP && r.kind != HW_CFI_RBP) return -1;
         uint64_t cfa = (r.kind == HW_CFI_RSP ? sp : bp) + (uint64_t)(int64_t)r.cfa_off, ra, caller_bp = bp;
         if (!stack_word(s, cfa + (uint64_t)(int64_t)r.ra_off, &ra)) return -1;
-        if (r.rbp_off && !stack_word(s, cfa + (uint64_t)(int64_t)r.rbp_off, &caller_bp)) return -1;
+        bool popped = exact && r.rbp_popped; // rbp is already the caller's
+        if (r.rbp_off && !popped && !stack_word(s, cfa + (uint64_t)(int64_t)r.rbp_off, &caller_bp)) return -1;
         if (ra == 0 || cfa < sp || (ra == ip && cfa == last_cfa)) return -1;
         ip = ra;
         sp = last_cfa = cfa;
         bp = caller_bp;
         pcs[n++] = ip;
+        exact = false;
     }
     ctx->last_sp = sp;
     return n;
@@ -481,6 +492,18 @@ static void step_over_ret(unwind_ctx *ctx) {
     ctx->caller_sp = sp + 8;
 }
 
+/// A sample between an epilogue's `pop %rbp` and its `ret` or tail-call
+/// `jmp` (a `pause`, a `vzeroupper`, the jump itself): rbp's slot in the
+/// row is the word just popped, below the stack pointer. Both unwinders
+/// take rbp's value for it (see hw_cfi_rule.rbp_popped).
+static void note_popped_rbp(unwind_ctx *ctx) {
+    if (ctx->from_caller) return; // stepped over by hand already
+    uint64_t ip = ctx->sample->regs[HW_REG_RIP];
+    if (!rule_at(ctx->u, ip).rbp_popped) return;
+    ctx->rbp_popped = true;
+    ctx->popped_slot = ctx->sample->regs[HW_REG_RSP] - 8;
+}
+
 #define HW_FP_SCAN_BYTES 4096u  // how far above the stack pointer a frame pointer is looked for
 #define HW_FP_SCAN_TRIES 16     // candidates unwound at most
 
@@ -491,6 +514,7 @@ int hw_unwind_sample(hw_unwinder *u, const hw_rec_sample *sample, uint64_t *pcs,
     if (max <= 0) return 0;
     unwind_ctx ctx = { .u = u, .sample = sample };
     step_over_ret(&ctx);
+    note_popped_rbp(&ctx);
     bool complete, by_cfi;
     int n = unwind_with(&ctx, pcs, max, &complete, &by_cfi);
     // A stack of exactly `max` frames stops before its last rule is read.

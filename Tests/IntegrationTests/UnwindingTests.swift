@@ -33,7 +33,10 @@ extension Integration {
         /// under verification, agrees. The loop's other function jumps with
         /// `push; ret`: the word there is no return address, and its `ret` is
         /// unwound by its call-frame row (taking it for a caller stopped the
-        /// unwind there, as a review found).
+        /// unwind there, as a review found). A pause between the epilogue's
+        /// `pop %rbp` and its `ret` puts many samples there, where the row's
+        /// slot is the word just popped: rbp's value is taken for it (without
+        /// that, 13 of 288 ms were a root of their own).
         @Test func samplesAtAReturnUnwindToMain() throws {
             let program = try SafetyProgram.build("return_spin")
             let scratch = try TestPaths.scratch()

@@ -9,6 +9,9 @@
  * `pop %rbp` the row still says rbp is saved at CFA-16, a word now below the
  * stack pointer and outside any stack copy. Its caller's frame is found from
  * rbp. A sample at its `ret` must still unwind to main (unwinder.c, step_over_ret).
+ * A pause before each step's `ret` makes it the next instruction of many
+ * samples, and gives the two steps like shares of the hang whatever the CPU's
+ * pause costs (without it, one CPU gave epilogue_step under 5 %).
  *
  * The loop also calls jump_step(), whose `push; ret` is a jump (as in a
  * retpoline) to jump_landing(), a `ret` of its own: the word at the stack
@@ -30,12 +33,12 @@ __asm__(".text\n"
         "  .cfi_def_cfa_register %rbp\n"
         "  pop %rbp\n"
         "  .cfi_def_cfa %rsp, 8\n"
+        "  pause\n"
         "  ret\n"
         "  .cfi_endproc\n"
         "  .size epilogue_step, .-epilogue_step\n");
 
 void jump_step(void);
-/* The pause makes the `ret` the next instruction of many samples. */
 __asm__(".text\n"
         ".globl jump_step\n"
         ".type jump_step, @function\n"
