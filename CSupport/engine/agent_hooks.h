@@ -108,6 +108,10 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
 /// no register on its way through the wrapper.
 typedef void (*hw_async_fn)(void *queue, void *ctx, void (*fn)(void *));
 void hw_pool_async_f(void *queue, void *ctx, void (*fn)(void *), hw_async_fn enqueue, hw_async_fn other);
+/// A job is enqueued now with `trampoline` (from hw_pool_job_fn): noted as
+/// waiting when its queue is full (one load otherwise). For the library's
+/// dispatch_async_f; the agent's hw_pool_async_f does the same itself.
+void hw_pool_job_enqueued(void (*trampoline)(void *));
 
 // ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---
 

@@ -202,6 +202,10 @@ hw_slot *hw_slot_register_idle(pid_t tid, uint32_t role);
 // job_pool.c
 /// The calling thread exits: its pool-worker slot (if any) is given back.
 void hw_pool_worker_gone(void);
+/// Watchdog, each tick: marks the pool queues whose every thread has been in
+/// one job for arm_ns or more, so that the first job enqueued on one while it
+/// stays so is noted as waiting (HW_NOTE_POOL_JOB_WAITING).
+void hw_pool_watch_tick(uint64_t now);
 /// The calling thread ends (or a dead thread was found): close its busy
 /// period without calling it a hang and free the slot for another thread.
 void hw_slot_release(hw_slot *slot, bool by_watchdog);

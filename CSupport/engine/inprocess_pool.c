@@ -25,6 +25,7 @@ static struct {
 
 static void inprocess_dispatch_async_f(void *queue, void *ctx, work_fn fn) {
     work_fn job = hw_pool_job_fn(queue, fn, true);
+    if (job) hw_pool_job_enqueued(job);
     real.async_f(queue, ctx, job ? job : fn);
 }
 

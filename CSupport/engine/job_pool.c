@@ -57,6 +57,11 @@ static struct {
     const char *(*label_of)(void *);      // dispatch_queue_get_label, found at hw_pool_init
     void *not_pool[HW_NOT_POOL_CACHE];    // atomic: see HW_NOT_POOL_CACHE
     uint32_t not_pool_next;               // atomic
+    // Bit i: the watchdog saw every thread of queue i in a job of arm_ns or
+    // more at its last tick (written by the watchdog only).
+    uint32_t full;                        // atomic
+    // Bit i: a job enqueued on queue i since it became full was noted.
+    uint32_t wait_noted;                  // atomic
 } pool = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /// The coarse-clock bound under which a job cannot have been sampled: the
@@ -191,6 +196,56 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
     return adopting && queue ? job_fn_slow(queue, fn, -1, adopting) : NULL;
 }
 
+/// A job enqueued on queue `index` while the watchdog saw it full: the
+/// first one of the spell is noted with its time. It cannot start before one
+/// of the jobs that fill the queue ends, so the spell's end less this time
+/// is a lower bound of the oldest waiting job's wait (PoolHangs.swift).
+__attribute__((noinline, cold)) static void note_waiting_job(uint32_t index) {
+    uint32_t bit = 1u << index;
+    if (__atomic_fetch_or(&pool.wait_noted, bit, __ATOMIC_ACQ_REL) & bit) return;
+    int saved_errno = errno;
+    uint64_t us = hw_fast_now_ns() / 1000u;
+    hw_write_note(0, HW_NOTE_POOL_JOB_WAITING, (uint64_t)index << 56 | (us & ((1ull << 56) - 1)));
+    errno = saved_errno;
+}
+
+/// hw_pool_async_f's enqueue on a queue seen full.
+__attribute__((noinline, cold)) static void enqueue_waiting_job(void *queue, void *ctx, uint32_t index,
+                                                                 hw_async_fn enqueue) {
+    note_waiting_job(index);
+    enqueue(queue, ctx, trampolines[index]);
+}
+
+void hw_pool_job_enqueued(void (*trampoline)(void *)) {
+    if (__builtin_expect(!__atomic_load_n(&pool.full, __ATOMIC_RELAXED), 1)) return;
+    for (uint32_t i = 0; i < HW_POOL_QUEUES; i++)
+        if (trampolines[i] == trampoline && (__atomic_load_n(&pool.full, __ATOMIC_RELAXED) >> i & 1u)) note_waiting_job(i);
+}
+
+void hw_pool_watch_tick(uint64_t now) {
+    uint32_t queues = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
+    if (!queues) return;
+    uint32_t busy[HW_POOL_QUEUES] = { 0 };
+    uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
+    for (uint32_t i = 0; i < count; i++) {
+        hw_slot *slot = &hw_g.slots[i];
+        if (slot->role != HW_ROLE_JOB || !hw_slot_alive(__atomic_load_n(&slot->life, __ATOMIC_ACQUIRE))) continue;
+        if (__atomic_load_n(&slot->state, __ATOMIC_ACQUIRE) != HW_STATE_BUSY) continue;
+        uint64_t since = __atomic_load_n(&slot->busy_since_ns, __ATOMIC_RELAXED);
+        uint32_t queue = __atomic_load_n(&slot->job_queue, __ATOMIC_RELAXED);
+        if (queue == 0 || queue > HW_POOL_QUEUES || now < since || now - since < hw_g.config.arm_ns) continue;
+        busy[queue - 1]++;
+    }
+    uint32_t full = 0;
+    for (uint32_t q = 0; q < queues && q < HW_POOL_QUEUES; q++)
+        if (busy[q] >= pool_width()) full |= 1u << q;
+    uint32_t was = __atomic_load_n(&pool.full, __ATOMIC_RELAXED);
+    if (full == was) return;
+    // A queue newly full notes its next waiting job afresh.
+    __atomic_fetch_and(&pool.wait_noted, ~(full & ~was), __ATOMIC_ACQ_REL);
+    __atomic_store_n(&pool.full, full, __ATOMIC_RELEASE);
+}
+
 /// hw_pool_async_f past its fast path.
 __attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
     hw_job_fn job = enqueue ? hw_pool_job_fn(queue, fn, false) : NULL;
@@ -208,6 +263,11 @@ void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, 
         // NULL one takes the unbracketed way rather than a jump to 0.
         if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
                              && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn && enqueue, 1)) {
+            // Both ways are tail calls: the common one saves no register.
+            if (__builtin_expect(__atomic_load_n(&pool.full, __ATOMIC_RELAXED) >> i & 1u, 0)) {
+                enqueue_waiting_job(queue, ctx, i, enqueue);
+                return;
+            }
             enqueue(queue, ctx, trampolines[i]);
             return;
         }

@@ -585,6 +585,7 @@ static void *watchdog_main(void *arg) {
         uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
         for (uint32_t i = 0; i < count; i++)
             any_busy |= tick_slot(&hw_g.slots[i], now, stride - 1, &sampling, &allowed, &due);
+        hw_pool_watch_tick(now);
         stride = sampling ? allowed : 1;
         // In probe mode it parks while no dispatch work runs: a probe is then
         // due only every HW_PROBE_IDLE_NS (main_queue.c), the park's timeout.

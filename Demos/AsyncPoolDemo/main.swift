@@ -1,7 +1,8 @@
 // A server-shaped async program whose work runs on Swift Concurrency's
 // cooperative pool, for `hangwatch run` with no code change:
 //   1. 20,000 tiny jobs in task groups: the pool is busy, no job is long;
-//   2. every pool thread blocks in a synchronous API (usleep) for 400 ms;
+//   2. every pool thread blocks in a synchronous API (usleep) for 400 ms,
+//      and a request arriving 200 ms into it waits for a thread;
 //   3. every pool thread computes for 350 ms without a suspension point;
 //   4. one request computes 300 ms on an otherwise free pool;
 //   5. callers pile up on an actor whose method takes 150 ms each;
@@ -11,6 +12,7 @@
 // phases, from the last thread taken to the first one free again.
 // Usage: AsyncPoolDemo [--measure FILE] [--threads N] [--library REPORT.json]
 import DemoSupport
+import Dispatch
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -92,7 +94,12 @@ func record(_ name: String, _ span: (UInt64, UInt64), _ options: DemoOptions) {
         }
         try? await Task.sleep(nanoseconds: 200_000_000)
 
-        // 2. Every pool thread blocked in a synchronous call.
+        // 2. Every pool thread blocked in a synchronous call; a request that
+        // arrives meanwhile (from the main queue) waits for a thread.
+        DispatchQueue.main.asyncAfter(deadline: .now() + .milliseconds(200)) {
+            let enqueued = monotonicNs()
+            Task.detached { record("queued-request", (enqueued, monotonicNs()), options) }
+        }
         let blocked = await inGroup(width) { blockInSynchronousAPI(ms: 400) }
         record("pool-blocked", spell(blocked), options)
         try? await Task.sleep(nanoseconds: 200_000_000)

@@ -5,9 +5,10 @@ import HangWatchModel
 /// hangs (docs/COOPERATIVE-POOL.md).
 ///
 /// The rule: a pool queue is busy while every one of its threads is inside a
-/// job (running it, or blocked in it); the agent cannot see the jobs waiting
+/// job (running it, or blocked in it); the agent cannot see every job waiting
 /// for a thread without paying on every enqueue, so "work is waiting" is not
-/// required. Such a spell lies inside each of those threads' current jobs, so
+/// required. It sees the ones enqueued once the watchdog found the queue full
+/// (`poolJobWaitMs`, a lower bound of the oldest waiting job's wait). Such a spell lies inside each of those threads' current jobs, so
 /// a spell of `--hang-ms` or more means each of them is itself a job hang,
 /// already logged with its samples: the spell is where `width` or more job
 /// hangs of one queue overlap, from the latest start to the earliest end.
@@ -84,8 +85,8 @@ package struct PoolHangs {
             for spell in Self.spells(of: intervals, width: width, minimumNs: minimumNs) {
                 if let limit = endingBefore, spell.endNs >= limit { continue }
                 found.append((SpellKey(queue: queue, startNs: spell.startNs),
-                              hang(of: spell, jobs: spell.jobs.map { ofQueue[$0] }, width: width, run: run,
-                                   stacks: stacks, processStartNs: processStartNs)))
+                              hang(of: spell, queue: queue, jobs: spell.jobs.map { ofQueue[$0] }, width: width,
+                                   run: run, stacks: stacks, processStartNs: processStartNs)))
             }
         }
         return found
@@ -103,8 +104,19 @@ package struct PoolHangs {
         }
     }
 
-    private func hang(of spell: Spell, jobs: [Job], width: Int, run: CapturedRun, stacks: StackResolver,
-                      processStartNs: UInt64) -> Hang {
+    /// How long a job enqueued during `spell` on `queue` waited for a thread,
+    /// at least: from the first one the agent noted (enqueued after the
+    /// watchdog saw every thread in a long job) to the spell's end, before
+    /// which no thread of the queue was free. Nil when none was noted.
+    package static func jobWaitMs(in spell: Spell, queue: UInt32, waiting: [CapturedWaitingJob]) -> Double? {
+        let first = waiting.lazy
+            .filter { $0.poolQueue == queue && $0.enqueuedNs >= spell.startNs && $0.enqueuedNs < spell.endNs }
+            .map(\.enqueuedNs).min()
+        return first.map { ReportBuilder.spanMs(from: $0, to: spell.endNs) }
+    }
+
+    private func hang(of spell: Spell, queue: UInt32, jobs: [Job], width: Int, run: CapturedRun,
+                      stacks: StackResolver, processStartNs: UInt64) -> Hang {
         let durationMs = ReportBuilder.spanMs(from: spell.startNs, to: spell.endNs)
         let reported = durationMs >= config.reportMs
         let shares = jobs.compactMap { Self.cpuShare($0.hang) }
@@ -138,6 +150,7 @@ package struct PoolHangs {
             startMs: Double(Int64(bitPattern: spell.startNs) - Int64(bitPattern: processStartNs)) / 1e6,
             durationMs: durationMs, reported: reported, inProgress: inProgress, kind: kind, blockedIn: blockedIn,
             sampleCount: jobs.reduce(0) { $0 + $1.hang.sampleCount }, sampleCoverage: coverage,
-            callTree: tree, blockedSymbol: nil, poolThreads: threads)
+            callTree: tree, blockedSymbol: nil, poolThreads: threads,
+            poolJobWaitMs: Self.jobWaitMs(in: spell, queue: queue, waiting: run.poolJobsWaiting))
     }
 }

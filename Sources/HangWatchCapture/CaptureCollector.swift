@@ -40,6 +40,8 @@ package final class CaptureCollector {
     /// A note as the engine wrote it, for telling repeats apart.
     private struct NoteKey: Hashable { var tid: Int32, code: UInt32, value: UInt64 }
     static let maxNotes = 1024
+    /// Waiting jobs kept: one per pool spell the watchdog saw.
+    static let maxWaitingJobs = 65_536
     /// The buffer every sample is unwound into (one allocation, not one per sample).
     @exclusivity(unchecked) private var scratch: [UInt64]
     /// CPU readings, lock owners and their samples (CaptureCollector+ThreadStates.swift).
@@ -116,6 +118,14 @@ package final class CaptureCollector {
             let n = raw.assumingMemoryBound(to: hw_rec_note.self).pointee
             if n.code == HW_NOTE_POOL_QUEUE.rawValue {
                 run.poolWidths[UInt32(truncatingIfNeeded: n.value >> 32) + 1] = Int(UInt32(truncatingIfNeeded: n.value))
+                break
+            }
+            if n.code == HW_NOTE_POOL_JOB_WAITING.rawValue {
+                let queue = UInt32(truncatingIfNeeded: n.value >> 56) + 1
+                let (ns, overflow) = (n.value & ((1 << 56) - 1)).multipliedReportingOverflow(by: 1000)
+                if !overflow, run.poolJobsWaiting.count < Self.maxWaitingJobs {
+                    run.poolJobsWaiting.append(CapturedWaitingJob(poolQueue: queue, enqueuedNs: ns))
+                }
                 break
             }
             if n.code == HW_NOTE_MAIN_PARKED.rawValue {

@@ -28,6 +28,9 @@ public struct CapturedRun: Sendable {
     /// Swift Concurrency's pool queues: how many jobs each can run at once, by
     /// queue number (the `poolQueue` of its jobs' busy periods).
     public var poolWidths: [UInt32: Int] = [:]
+    /// Jobs enqueued on a pool queue the watchdog saw full: the first of each
+    /// such spell, in the order noted.
+    public var poolJobsWaiting: [CapturedWaitingJob] = []
     /// Where the main thread parked outside any loop during its launch, in order.
     public var launchParks: [CapturedPark] = []
     /// Frame loops: their frames (busy periods) folded, by slot id.
@@ -164,4 +167,19 @@ public struct CapturedPark: Sendable, Equatable {
     public var startNs: UInt64
     /// CLOCK_MONOTONIC ns the engine saw it move on; nil while still parked.
     public var endNs: UInt64?
+}
+
+/// A job enqueued on a pool queue while every one of its threads was in a
+/// long job (the first such job of the spell): it cannot start before one of
+/// those jobs ends.
+public struct CapturedWaitingJob: Sendable, Equatable {
+    /// The queue's number (the `poolQueue` of its jobs' busy periods).
+    public var poolQueue: UInt32
+    /// When it was enqueued (CLOCK_MONOTONIC ns, to the µs).
+    public var enqueuedNs: UInt64
+    /// A waiting job as noted.
+    public init(poolQueue: UInt32, enqueuedNs: UInt64) {
+        self.poolQueue = poolQueue
+        self.enqueuedNs = enqueuedNs
+    }
 }

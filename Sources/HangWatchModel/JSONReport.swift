@@ -16,7 +16,9 @@ public enum JSONReport {
     /// 4: `thread.role` may be `job` or `cooperative-pool`, and a pool hang has
     /// `poolThreads` (null on every other hang).
     /// 5: hangs gained `cause` (`{kind, ...}`: `deadlock`, `throttled`, `stopped`,
-    /// `starved-of-cpu`), `stoppedMs` and `throttle`.
+    /// `starved-of-cpu`), `stoppedMs` and `throttle`; later a pool hang's
+    /// `poolJobWaitMs` (null elsewhere; a reader of 5 that ignores unknown keys
+    /// reads such files unchanged).
     public static let schemaVersion = 5
     /// Older versions this build still reads.
     public static let readableVersions: ClosedRange<Int> = 1...5

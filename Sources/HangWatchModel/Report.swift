@@ -196,6 +196,11 @@ public struct Hang: Codable, Sendable, Equatable {
     public var runningThreads: [RunningThread]
     /// For a `cooperative-pool` hang: every pool thread, each in the job that took it; nil otherwise.
     public var poolThreads: [PoolThread]?
+    /// For a `cooperative-pool` hang: how long a job enqueued during it waited
+    /// for a thread, at least (the first one enqueued after hangwatch saw the
+    /// pool full, to the hang's end: no thread was free before). Nil when no
+    /// job was seen enqueued during it, and on every other hang.
+    public var poolJobWaitMs: Double?
     /// Why the hang lasted, when something outside the thread's own work explains most of it; nil otherwise.
     public var cause: HangCause?
     /// Time inside the hang the whole process was stopped or frozen; nil when not measured (attach, older files).
@@ -207,9 +212,10 @@ public struct Hang: Codable, Sendable, Equatable {
                 inProgress: Bool, kind: HangKind, blockedIn: String?, sampleCount: Int,
                 sampleCoverage: Double, callTree: CallTreeNode?, cpuMs: Double? = nil, runnableMs: Double? = nil,
                 blockedSymbol: String? = nil, lockOwner: LockOwner? = nil, runningThreads: [RunningThread] = [],
-                poolThreads: [PoolThread]? = nil, cause: HangCause? = nil, stoppedMs: Double? = nil,
-                throttle: CPUThrottle? = nil) {
+                poolThreads: [PoolThread]? = nil, poolJobWaitMs: Double? = nil, cause: HangCause? = nil,
+                stoppedMs: Double? = nil, throttle: CPUThrottle? = nil) {
         self.poolThreads = poolThreads
+        self.poolJobWaitMs = poolJobWaitMs
         self.cause = cause
         self.stoppedMs = stoppedMs
         self.throttle = throttle

@@ -102,6 +102,7 @@ struct HangFileJSON: Decodable {
             lockOwner: try c.decodeIfPresent(LockOwner.self, forKey: "lockOwner"),
             runningThreads: try c.decodeIfPresent([RunningThread].self, forKey: "runningThreads") ?? [],
             poolThreads: try c.decodeIfPresent([PoolThread].self, forKey: "poolThreads"),
+            poolJobWaitMs: try c.decodeIfPresent(Double.self, forKey: "poolJobWaitMs"),
             cause: try c.decodeIfPresent(HangCause.self, forKey: "cause"),
             stoppedMs: try c.decodeIfPresent(Double.self, forKey: "stoppedMs"),
             throttle: try c.decodeIfPresent(CPUThrottle.self, forKey: "throttle"))

@@ -119,6 +119,7 @@ struct HangJSON: JSONTree {
             ("poolThreads", .optional(hang.poolThreads) { threads in
                 .array(threads.map { PoolThreadJSON(thread: $0, maxTreeDepth: maxTreeDepth).json })
             }),
+            ("poolJobWaitMs", .optional(hang.poolJobWaitMs, ms)),
             ("cause", .optional(hang.cause) { HangCauseJSON(cause: $0, maxTreeDepth: maxTreeDepth).json }),
             ("stoppedMs", .optional(hang.stoppedMs, ms)),
             ("throttle", .optional(hang.throttle) { CPUThrottleJSON(throttle: $0).json }),

@@ -93,6 +93,9 @@ enum MarkdownFindings {
             : "the loop did not respond"
         var text = "\(what) during \(hangs.count == 1 ? "hang" : "hangs") \(shown)\(more)"
             + (hangs.count > 1 ? ", longest \(NumberFormat.ms(longest))," : "") + " on \(thread)"
+        if let wait = hangs.compactMap(\.poolJobWaitMs).max(), wait >= PoolText.shownWaitMs {
+            text += "; a job waited at least \(NumberFormat.ms(wait)) for a thread"
+        }
         let unfinished = hangs.filter(\.inProgress).count
         if unfinished > 0 {
             text += "; \(unfinished) still going on when the program ended"

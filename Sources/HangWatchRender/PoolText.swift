@@ -37,10 +37,22 @@ enum PoolText {
         return text
     }
 
+    /// "a job waited at least 212 ms for a thread (the first enqueued once the pool was seen full)".
+    /// Nil under `shownWaitMs`: a job enqueued as the spell ended (a task
+    /// group's parent, resumed by the first child to finish) says nothing.
+    static func waitLine(_ hang: Hang) -> String? {
+        guard let wait = hang.poolJobWaitMs, wait >= shownWaitMs else { return nil }
+        return "a job waited at least \(NumberFormat.ms(wait)) for a thread (the first enqueued once the pool was seen full)"
+    }
+
+    /// The shortest wait the text and Markdown reports tell (JSON and OTLP carry any).
+    static let shownWaitMs = 1.0
+
     /// Every pool thread's state and tree, under a pool hang's header.
     static func lines(_ hang: Hang, width: Int) -> [String] {
         guard let threads = hang.poolThreads else { return [] }
         var out = TextLayout.wrap("  every thread of the pool was inside a job; the threads:", width: width)
+        if let wait = waitLine(hang) { out = TextLayout.wrap("  " + wait, width: width, hangingIndent: 4) + out }
         for thread in threads {
             out += TextLayout.wrap("  " + stateLine(thread), width: width, hangingIndent: 4)
             if let tree = thread.callTree { out += CallTreeText(width: width).lines(for: tree) }

@@ -25,8 +25,26 @@ import Testing
         let pool = Hang(id: 2, thread: ThreadRef(tid: 0, name: "cooperative pool (2 threads)",
                                                  role: Hang.cooperativePoolRole),
                         startMs: 11, durationMs: 400, reported: true, inProgress: false, kind: .mixed,
-                        blockedIn: "usleep", sampleCount: 80, sampleCoverage: 0.9, callTree: nil, poolThreads: threads)
+                        blockedIn: "usleep", sampleCount: 80, sampleCoverage: 0.9, callTree: nil, poolThreads: threads,
+                        poolJobWaitMs: 212)
         return HangStateUnitTests.report([job1, pool, job2])
+    }
+
+    /// A job seen waiting for a thread: said in the text and Markdown from a
+    /// millisecond on, and in the file whatever its length (null elsewhere).
+    @Test func aJobsWaitForAThreadIsToldWhereItMatters() throws {
+        var report = Self.report()
+        let line = "a job waited at least 212.0 ms for a thread"
+        #expect(TextRenderer.render(report).contains(line))
+        #expect(MarkdownRenderer.render(report).contains("a job waited at least 212.0 ms"))
+        let object = try #require(JSONSerialization.jsonObject(with: JSONReport.encode(report)) as? [String: Any])
+        let hangs = try #require(object["hangs"] as? [[String: Any]])
+        #expect(hangs[0]["poolJobWaitMs"] is NSNull)
+        #expect(hangs[1]["poolJobWaitMs"] as? Double == 212)
+        report.hangs[1].poolJobWaitMs = 0.006
+        #expect(!TextRenderer.render(report).contains("a job waited"))
+        #expect(!MarkdownRenderer.render(report).contains("a job waited"))
+        #expect(try JSONReport.decode(JSONReport.encode(report)).hangs[1].poolJobWaitMs == 0.006)
     }
 
     @Test func thePoolHangListsEveryThreadWithItsStateAndTree() {

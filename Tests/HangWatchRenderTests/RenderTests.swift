@@ -297,7 +297,7 @@ import Testing
         let hang = (object["hangs"] as? [Any])?.first
         #expect(keys(hang) == ["id", "thread", "startMs", "durationMs", "reported", "inProgress", "kind", "blockedIn",
                                "sampleCount", "sampleCoverage", "callTree", "cpuMs", "runnableMs", "lockOwner",
-                               "runningThreads", "poolThreads", "cause", "stoppedMs", "throttle"])
+                               "runningThreads", "poolThreads", "poolJobWaitMs", "cause", "stoppedMs", "throttle"])
         #expect(keys((hang as? [String: Any])?["thread"]) == ["tid", "name", "role"])
         let node = (hang as? [String: Any])?["callTree"]
         #expect(keys(node) == ["symbol", "image", "weightMs", "selfMs", "sampleCount", "children", "source",

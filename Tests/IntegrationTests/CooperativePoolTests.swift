@@ -1,5 +1,6 @@
 import Foundation
 import HangWatchModel
+import HangWatchRender
 import HangWatchTestSupport
 import Testing
 
@@ -48,6 +49,17 @@ extension Integration {
                     #expect(job.startMs <= hang.startMs + 0.001 && job.durationMs >= hang.durationMs - 0.001)
                 }
             }
+
+            // A request enqueued 200 ms into the blocked spell waited for a
+            // thread: the first one seen enqueued is the one the program timed
+            // (the spell's end less its enqueue). In the computing spell no
+            // request came: at most the group's own resumption, enqueued by
+            // the first child to finish just before its job ended.
+            let queued = try #require(run.work("queued-request").first)
+            let waited = try #require(pool[0].poolJobWaitMs, "\(way): no waiting job on the blocked pool")
+            #expect(abs(waited - queued.durationMs) <= tolerance, "\(way): waited \(waited) vs \(queued.durationMs)")
+            #expect((pool[1].poolJobWaitMs ?? 0) < 1, "\(way): \(String(describing: pool[1].poolJobWaitMs))")
+            #expect(TextRenderer.render(run.report).contains("a job waited at least"), "\(way): no wait line in the text")
 
             // One 300 ms request on a free pool: exactly one job hang, no pool hang.
             let response = try #require(run.work("renderLargeResponse").first)
@@ -127,7 +139,10 @@ extension Integration {
                     #expect(plain.status == 3 && watched.status == 3, "exit: plain \(plain.status), watched \(watched.status)")
                     let found = Observations(watched.stdout).differences(from: Observations(plain.stdout), toleranceMs: 25)
                     #expect(found.exact.isEmpty, "\(way) \(environment): \(found.exact)")
-                    #expect(Observations(plain.stdout).checks.count == 8, "\(plain.stdout)")
+                    #expect(Observations(plain.stdout).checks.count == 9, "\(plain.stdout)")
+                    // The full-pool check went through the agent's note of a waiting job.
+                    let text = (try? String(contentsOfFile: report, encoding: .utf8)) ?? ""
+                    #expect(text.contains("a job waited at least"), "\(way) \(environment): no waiting job noted")
                     differences = found.timing
                 } while !differences.isEmpty && attempts < 3
                 #expect(differences.isEmpty, "\(way) \(environment): \(differences)")

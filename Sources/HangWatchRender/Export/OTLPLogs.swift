@@ -86,6 +86,7 @@ package enum OTLPLogs {
             attribute(&w, 6, "hangwatch.hang.pool_threads", .int(Int64(pool.count)))
             attribute(&w, 6, "hangwatch.hang.pool_job_hang_ids", .strings(pool.map { String($0.jobHangId) }))
         }
+        if let wait = hang.poolJobWaitMs { attribute(&w, 6, "hangwatch.hang.pool_job_wait_ms", .double(wait)) }
         if !frames.isEmpty { attribute(&w, 6, "hangwatch.hang.heaviest_frames", .strings(frames)) }
         w.string(12, "hangwatch.hang")                                               // event_name
     }

@@ -4,7 +4,8 @@
 // every value must agree. It exercises what the
 // agent's job trampoline touches: task results and their order, actor
 // ordering, cancellation, priority escalation, task-local values, delayed
-// jobs, a job blocking in a synchronous call, and the exit status.
+// jobs, a job blocking in a synchronous call, jobs enqueued on a full pool,
+// and the exit status.
 import HangWatch
 #if canImport(Glibc)
 import Glibc
@@ -107,6 +108,36 @@ func ms(since start: UInt64) -> String { String(Int((now() - start) / 1_000_000)
             return (x == -1 ? 1 : 0, ms(since: start))
         }.value
         print("spin flag=\(spun.0) tookms=\(spun.1)")
+
+        // Jobs enqueued while every pool thread is inside a job (the agent
+        // notes the first as waiting): errno kept across the enqueue, their
+        // results, and their wait for a thread.
+        let width = max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN)))
+        let full = await withTaskGroup(of: String?.self) { group in
+            for i in 0..<width {
+                group.addTask { () -> String? in
+                    guard i == 0 else { usleep(250_000); return nil }
+                    usleep(150_000)
+                    errno = 77
+                    let at = now()
+                    let tasks = (0..<3).map { k in Task.detached { (work(k), now()) } }
+                    let kept = errno
+                    usleep(100_000)
+                    var results: [String] = []
+                    var waited: UInt64 = 0
+                    for task in tasks {
+                        let (value, started) = await task.value
+                        results.append(String(value))
+                        waited = max(waited, started - at)
+                    }
+                    return "errno=\(kept) results=\(results.joined(separator: ",")) waitedms=\(waited / 1_000_000)"
+                }
+            }
+            var line = ""
+            for await result in group { if let result { line = result } }
+            return line
+        }
+        print("fullpool \(full)")
         exit(3)
     }
 }
