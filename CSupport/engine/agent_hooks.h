@@ -110,7 +110,7 @@ typedef void (*hw_async_fn)(void *queue, void *ctx, void (*fn)(void *));
 void hw_pool_async_f(void *queue, void *ctx, void (*fn)(void *), hw_async_fn enqueue, hw_async_fn other);
 /// A job is enqueued now with `trampoline` (from hw_pool_job_fn): noted as
 /// waiting when its queue is full (one load otherwise). For the library's
-/// dispatch_async_f; the agent's hw_pool_async_f does the same itself.
+/// dispatch_async_f, and hw_pool_async_f's slow way (a full queue's jobs).
 void hw_pool_job_enqueued(void (*trampoline)(void *));
 
 // ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---

@@ -47,7 +47,10 @@ static void (*const trampolines[HW_POOL_QUEUES])(void *);
 
 static struct {
     void *queue[HW_POOL_QUEUES]; // atomic: published once each, in index order; NULL once dropped
-    bool confirmed[HW_POOL_QUEUES]; // atomic: its first job found the label still the pool's
+    // atomic, HW_QUEUE_* bits: whether its first job found the label still
+    // the pool's, and whether the watchdog sees it full. The enqueue's fast
+    // way is taken only for CONFIRMED alone: one compare for both.
+    uint8_t state[HW_POOL_QUEUES];
     uint32_t count;              // atomic
     hw_job_fn run_job;           // atomic: the runtime's job function, learnt from the first job
     pthread_mutex_t lock;
@@ -57,8 +60,7 @@ static struct {
     const char *(*label_of)(void *);      // dispatch_queue_get_label, found at hw_pool_init
     void *not_pool[HW_NOT_POOL_CACHE];    // atomic: see HW_NOT_POOL_CACHE
     uint32_t not_pool_next;               // atomic
-    // Bit i: the watchdog saw every thread of queue i in a job of arm_ns or
-    // more at its last tick (written by the watchdog only).
+    // Bit i: HW_QUEUE_FULL of queue i, as one word (written by the watchdog only).
     uint32_t full;                        // atomic
     // Bit i: a job enqueued on queue i since it became full was noted.
     uint32_t wait_noted;                  // atomic
@@ -76,6 +78,9 @@ static uint64_t short_job_bound(void) {
     uint64_t first = hw_g.config.arm_ns < hw_g.config.hang_ns ? hw_g.config.arm_ns : hw_g.config.hang_ns;
     return first > lag ? first - lag : 0;
 }
+
+/// pool.state bits.
+enum { HW_QUEUE_CONFIRMED = 1, HW_QUEUE_FULL = 2 };
 
 enum { WORKER_UNKNOWN = 0, WORKER_WATCHED = 1, WORKER_NEVER = 2 };
 static __thread hw_slot *worker_slot __attribute__((tls_model("initial-exec")));
@@ -138,7 +143,8 @@ int hw_pool_queue_index(const void *queue) {
 }
 
 static bool hw_pool_queue_confirmed(int index) {
-    return index >= 0 && index < HW_POOL_QUEUES && __atomic_load_n(&pool.confirmed[index], __ATOMIC_ACQUIRE);
+    return index >= 0 && index < HW_POOL_QUEUES
+           && (__atomic_load_n(&pool.state[index], __ATOMIC_ACQUIRE) & HW_QUEUE_CONFIRMED);
 }
 
 static void hw_pool_queue_confirm(int index, bool still_the_pool) {
@@ -146,7 +152,7 @@ static void hw_pool_queue_confirm(int index, bool still_the_pool) {
     // The runtime may make two queues for one priority when two threads race
     // to create it, and release the loser at once: its address, reused by
     // another queue, must not be taken for the pool's.
-    if (still_the_pool) __atomic_store_n(&pool.confirmed[index], true, __ATOMIC_RELEASE);
+    if (still_the_pool) __atomic_fetch_or(&pool.state[index], HW_QUEUE_CONFIRMED, __ATOMIC_ACQ_REL);
     else __atomic_store_n(&pool.queue[index], NULL, __ATOMIC_RELEASE);
 }
 
@@ -188,7 +194,7 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
     uint32_t n = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < n; i++) {
         if (__atomic_load_n(&pool.queue[i], __ATOMIC_RELAXED) != queue) continue;
-        if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
+        if (__builtin_expect((__atomic_load_n(&pool.state[i], __ATOMIC_ACQUIRE) & HW_QUEUE_CONFIRMED)
                              && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn, 1))
             return trampolines[i];
         return job_fn_slow(queue, fn, (int)i, adopting);
@@ -209,17 +215,11 @@ __attribute__((noinline, cold)) static void note_waiting_job(uint32_t index) {
     errno = saved_errno;
 }
 
-/// hw_pool_async_f's enqueue on a queue seen full.
-__attribute__((noinline, cold)) static void enqueue_waiting_job(void *queue, void *ctx, uint32_t index,
-                                                                 hw_async_fn enqueue) {
-    note_waiting_job(index);
-    enqueue(queue, ctx, trampolines[index]);
-}
-
 void hw_pool_job_enqueued(void (*trampoline)(void *)) {
     if (__builtin_expect(!__atomic_load_n(&pool.full, __ATOMIC_RELAXED), 1)) return;
     for (uint32_t i = 0; i < HW_POOL_QUEUES; i++)
-        if (trampolines[i] == trampoline && (__atomic_load_n(&pool.full, __ATOMIC_RELAXED) >> i & 1u)) note_waiting_job(i);
+        if (trampolines[i] == trampoline && (__atomic_load_n(&pool.state[i], __ATOMIC_RELAXED) & HW_QUEUE_FULL))
+            note_waiting_job(i);
 }
 
 void hw_pool_watch_tick(uint64_t now) {
@@ -243,14 +243,23 @@ void hw_pool_watch_tick(uint64_t now) {
     if (full == was) return;
     // A queue newly full notes its next waiting job afresh.
     __atomic_fetch_and(&pool.wait_noted, ~(full & ~was), __ATOMIC_ACQ_REL);
+    for (uint32_t q = 0; q < HW_POOL_QUEUES; q++) {
+        if (!((full ^ was) >> q & 1u)) continue;
+        if (full >> q & 1u) __atomic_fetch_or(&pool.state[q], HW_QUEUE_FULL, __ATOMIC_ACQ_REL);
+        else __atomic_fetch_and(&pool.state[q], (uint8_t)~HW_QUEUE_FULL, __ATOMIC_ACQ_REL);
+    }
     __atomic_store_n(&pool.full, full, __ATOMIC_RELEASE);
 }
 
 /// hw_pool_async_f past its fast path.
 __attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
     hw_job_fn job = enqueue ? hw_pool_job_fn(queue, fn, false) : NULL;
-    if (job) enqueue(queue, ctx, job);
-    else other(queue, ctx, fn);
+    if (!job) {
+        other(queue, ctx, fn);
+        return;
+    }
+    hw_pool_job_enqueued(job); // a full queue's state sends its jobs here
+    enqueue(queue, ctx, job);
 }
 
 void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
@@ -261,13 +270,9 @@ void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, 
         // thread saw the queue registered: never NULL in practice (the runtime
         // publishes a queue after its width is set, which resolves it), and a
         // NULL one takes the unbracketed way rather than a jump to 0.
-        if (__builtin_expect(__atomic_load_n(&pool.confirmed[i], __ATOMIC_ACQUIRE)
+        // A queue seen full takes the slow way, which notes a waiting job.
+        if (__builtin_expect(__atomic_load_n(&pool.state[i], __ATOMIC_ACQUIRE) == HW_QUEUE_CONFIRMED
                              && __atomic_load_n(&pool.run_job, __ATOMIC_ACQUIRE) == fn && enqueue, 1)) {
-            // Both ways are tail calls: the common one saves no register.
-            if (__builtin_expect(__atomic_load_n(&pool.full, __ATOMIC_RELAXED) >> i & 1u, 0)) {
-                enqueue_waiting_job(queue, ctx, i, enqueue);
-                return;
-            }
             enqueue(queue, ctx, trampolines[i]);
             return;
         }
