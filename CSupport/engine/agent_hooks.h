@@ -108,10 +108,11 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *);
 /// no register on its way through the wrapper.
 typedef void (*hw_async_fn)(void *queue, void *ctx, void (*fn)(void *));
 void hw_pool_async_f(void *queue, void *ctx, void (*fn)(void *), hw_async_fn enqueue, hw_async_fn other);
-/// A job is enqueued now with `trampoline` (from hw_pool_job_fn): noted as
-/// waiting when its queue is full (one load otherwise). For the library's
-/// dispatch_async_f, and hw_pool_async_f's slow way (a full queue's jobs).
-void hw_pool_job_enqueued(void (*trampoline)(void *));
+/// enqueue(queue, ctx, job) for `job`, a trampoline from hw_pool_job_fn;
+/// the first job on a queue the watchdog sees full is noted as waiting (one
+/// load otherwise). For the library's dispatch_async_f, and hw_pool_async_f's
+/// slow way (a full queue's jobs go there).
+void hw_pool_enqueue_job(void *queue, void *ctx, void (*job)(void *), hw_async_fn enqueue);
 
 // ---- signal chaining and counts (sigprof_disposition.c, signal_request.c) ---
 

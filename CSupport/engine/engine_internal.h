@@ -206,6 +206,8 @@ void hw_pool_worker_gone(void);
 /// one job for arm_ns or more, so that the first job enqueued on one while it
 /// stays so is noted as waiting (HW_NOTE_POOL_JOB_WAITING).
 void hw_pool_watch_tick(uint64_t now);
+/// Watchdog, at its exit: no queue stays marked full.
+void hw_pool_watch_stop(void);
 /// The calling thread ends (or a dead thread was found): close its busy
 /// period without calling it a hang and free the slot for another thread.
 void hw_slot_release(hw_slot *slot, bool by_watchdog);

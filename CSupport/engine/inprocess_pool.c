@@ -25,8 +25,8 @@ static struct {
 
 static void inprocess_dispatch_async_f(void *queue, void *ctx, work_fn fn) {
     work_fn job = hw_pool_job_fn(queue, fn, true);
-    if (job) hw_pool_job_enqueued(job);
-    real.async_f(queue, ctx, job ? job : fn);
+    if (job) hw_pool_enqueue_job(queue, ctx, job, real.async_f);
+    else real.async_f(queue, ctx, fn);
 }
 
 static void inprocess_dispatch_after_f(uint64_t when, void *queue, void *ctx, work_fn fn) {

@@ -94,6 +94,8 @@ static __thread bool in_job __attribute__((tls_model("initial-exec")));
 /// engine start, from the constructor: sysconf reads /sys with a descriptor
 /// of the program's table, which no other thread may race for then.
 static uint32_t pool_width_at_start;
+/// Whether that is the queues' own width (no smaller affinity mask).
+static bool pool_is_queue_width;
 
 void hw_pool_init(void) {
     long configured = sysconf(_SC_NPROCESSORS_CONF);
@@ -101,6 +103,7 @@ void hw_pool_init(void) {
     long usable = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : configured;
     long width = configured > 0 && configured < usable ? configured : usable;
     pool_width_at_start = width > 0 ? (uint32_t)width : 1u;
+    pool_is_queue_width = configured > 0 && width == configured;
     pool.label_of = (const char *(*)(void *))dlsym(RTLD_DEFAULT, "dispatch_queue_get_label");
     // A libdispatch that hands jobs over with dispatch_async_swift_job would
     // bypass the wrapper of dispatch_async_f: say so once, nothing is watched.
@@ -202,29 +205,70 @@ void (*hw_pool_job_fn(void *queue, void (*fn)(void *), bool adopting))(void *) {
     return adopting && queue ? job_fn_slow(queue, fn, -1, adopting) : NULL;
 }
 
-/// A job enqueued on queue `index` while the watchdog saw it full: the
-/// first one of the spell is noted with its time. It cannot start before one
-/// of the jobs that fill the queue ends, so the spell's end less this time
-/// is a lower bound of the oldest waiting job's wait (PoolHangs.swift).
-__attribute__((noinline, cold)) static void note_waiting_job(uint32_t index) {
+/// A job enqueued now on queue `index`, which the watchdog saw full: true
+/// for the first one since (it is noted). Loaded first: a queue that stays
+/// full sends every job here.
+static bool first_waiting_job(uint32_t index) {
     uint32_t bit = 1u << index;
-    if (__atomic_fetch_or(&pool.wait_noted, bit, __ATOMIC_ACQ_REL) & bit) return;
-    int saved_errno = errno;
-    uint64_t us = hw_fast_now_ns() / 1000u;
-    hw_write_note(0, HW_NOTE_POOL_JOB_WAITING, (uint64_t)index << 56 | (us & ((1ull << 56) - 1)));
+    if (__atomic_load_n(&pool.wait_noted, __ATOMIC_RELAXED) & bit) return false;
+    return !(__atomic_fetch_or(&pool.wait_noted, bit, __ATOMIC_ACQ_REL) & bit);
+}
+
+/// The index of the queue `job` (a trampoline) belongs to when the watchdog
+/// sees that queue full; -1 otherwise.
+static int full_queue_of(hw_job_fn job) {
+    if (__builtin_expect(!__atomic_load_n(&pool.full, __ATOMIC_RELAXED), 1)) return -1;
+    for (uint32_t i = 0; i < HW_POOL_QUEUES; i++)
+        if (trampolines[i] == job) return (__atomic_load_n(&pool.state[i], __ATOMIC_ACQUIRE) & HW_QUEUE_FULL) ? (int)i : -1;
+    return -1;
+}
+
+/// The first job enqueued on a full queue is noted with stamps taken just
+/// before and just after its enqueue: it cannot start before one of the jobs
+/// that fill the queue ends, so that spell's end less the later stamp is a
+/// lower bound of its wait, provided the spell had begun by the earlier one
+/// (PoolHangs.swift checks both). One note holds both (HW_NOTE_POOL_JOB_WAITING):
+/// in units of 10 µs, the later stamp rounded up and the span back to the
+/// earlier one rounded down; a span that does not fit is not noted.
+#define HW_WAIT_UNIT_NS 10000u
+_Static_assert(HW_POOL_QUEUES <= 8, "a queue index fits the note's 3 bits");
+__attribute__((noinline, cold)) static void enqueue_noted(void *queue, void *ctx, hw_job_fn job, hw_async_fn enqueue,
+                                                           uint32_t index) {
+    int saved_errno = errno; // the stamps never change errno; kept all the same
+    uint64_t before = hw_fast_now_ns() / HW_WAIT_UNIT_NS;
+    errno = saved_errno;
+    enqueue(queue, ctx, job);
+    saved_errno = errno; // what libdispatch left is the program's
+    uint64_t after = (hw_fast_now_ns() + HW_WAIT_UNIT_NS - 1) / HW_WAIT_UNIT_NS;
+    uint64_t span = after > before ? after - before : 0;
+    if (span <= 0xffffu && after < (1ull << 45))
+        hw_write_note(0, HW_NOTE_POOL_JOB_WAITING, (uint64_t)index << 61 | after << 16 | span);
     errno = saved_errno;
 }
 
-void hw_pool_job_enqueued(void (*trampoline)(void *)) {
-    if (__builtin_expect(!__atomic_load_n(&pool.full, __ATOMIC_RELAXED), 1)) return;
-    for (uint32_t i = 0; i < HW_POOL_QUEUES; i++)
-        if (trampolines[i] == trampoline && (__atomic_load_n(&pool.state[i], __ATOMIC_RELAXED) & HW_QUEUE_FULL))
-            note_waiting_job(i);
+void hw_pool_enqueue_job(void *queue, void *ctx, hw_job_fn job, hw_async_fn enqueue) {
+    int index = full_queue_of(job);
+    if (__builtin_expect(index < 0, 1) || !first_waiting_job((uint32_t)index)) {
+        enqueue(queue, ctx, job);
+        return;
+    }
+    enqueue_noted(queue, ctx, job, enqueue, (uint32_t)index);
 }
+
+/// Clears every queue's full mark: nobody will clear it once the watchdog
+/// is gone (its exit, a fork child), and a full queue's jobs take the slow way.
+static void forget_full_queues(void) {
+    for (uint32_t q = 0; q < HW_POOL_QUEUES; q++) __atomic_fetch_and(&pool.state[q], (uint8_t)~HW_QUEUE_FULL, __ATOMIC_ACQ_REL);
+    __atomic_store_n(&pool.full, 0, __ATOMIC_RELEASE);
+}
+
+void hw_pool_watch_stop(void) { forget_full_queues(); }
 
 void hw_pool_watch_tick(uint64_t now) {
     uint32_t queues = __atomic_load_n(&pool.count, __ATOMIC_ACQUIRE);
-    if (!queues) return;
+    // A pool narrower than its queues' width (an affinity mask at start) may
+    // be given another thread by libdispatch: a waiting job could start.
+    if (!queues || !pool_is_queue_width) return;
     uint32_t busy[HW_POOL_QUEUES] = { 0 };
     uint32_t count = __atomic_load_n(&hw_g.slot_count, __ATOMIC_ACQUIRE);
     for (uint32_t i = 0; i < count; i++) {
@@ -258,8 +302,7 @@ __attribute__((noinline)) static void async_f_slow(void *queue, void *ctx, hw_jo
         other(queue, ctx, fn);
         return;
     }
-    hw_pool_job_enqueued(job); // a full queue's state sends its jobs here
-    enqueue(queue, ctx, job);
+    hw_pool_enqueue_job(queue, ctx, job, enqueue); // a full queue's state sends its jobs here
 }
 
 void hw_pool_async_f(void *queue, void *ctx, hw_job_fn fn, hw_async_fn enqueue, hw_async_fn other) {
@@ -390,4 +433,7 @@ static int pool_start(void) {
     return 0;
 }
 
-const hw_subsystem hw_pool_subsystem = { .name = "cooperative pool", .start = pool_start };
+/// SIGNAL-SAFE. The child has no watchdog to clear a full queue's mark.
+static void pool_after_fork(void) { forget_full_queues(); }
+
+const hw_subsystem hw_pool_subsystem = { .name = "cooperative pool", .start = pool_start, .after_fork = pool_after_fork };

@@ -631,6 +631,7 @@ static void *watchdog_main(void *arg) {
         hw_stop_after_sleep(next, hw_now_ns()); // late beyond its run-queue wait: the process was stopped
     }
     hw_tsc_clock_stop(); // nobody refreshes the TSC's scale any more
+    hw_pool_watch_stop(); // nor sees a full pool queue free again
     // Sessions end with the thread: their descriptors are in its table.
     end_all_sessions();
     hw_seccomp_watch_stop();

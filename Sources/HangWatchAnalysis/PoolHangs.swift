@@ -104,14 +104,23 @@ package struct PoolHangs {
         }
     }
 
+    /// How far a heartbeat stamp may be from CLOCK_MONOTONIC either way (the
+    /// engine's HW_STAMP_MAX_ERROR_NS): the bound below allows for it.
+    static let stampErrorNs: UInt64 = 20_000
+
     /// How long a job enqueued during `spell` on `queue` waited for a thread,
     /// at least: from the first one the agent noted (enqueued after the
     /// watchdog saw every thread in a long job) to the spell's end, before
-    /// which no thread of the queue was free. Nil when none was noted.
+    /// which no thread of the queue was free. A note counts only when the
+    /// spell had begun by the stamp taken before its enqueue, and it is
+    /// measured from the stamp taken after, less the stamps' error. Nil when
+    /// none was noted.
     package static func jobWaitMs(in spell: Spell, queue: UInt32, waiting: [CapturedWaitingJob]) -> Double? {
         let first = waiting.lazy
-            .filter { $0.poolQueue == queue && $0.enqueuedNs >= spell.startNs && $0.enqueuedNs < spell.endNs }
-            .map(\.enqueuedNs).min()
+            .filter { $0.poolQueue == queue && $0.enqueuedFromNs >= spell.startNs + stampErrorNs }
+            .map { $0.enqueuedByNs + stampErrorNs }
+            .filter { $0 < spell.endNs }
+            .min()
         return first.map { ReportBuilder.spanMs(from: $0, to: spell.endNs) }
     }
 

@@ -121,10 +121,14 @@ package final class CaptureCollector {
                 break
             }
             if n.code == HW_NOTE_POOL_JOB_WAITING.rawValue {
-                let queue = UInt32(truncatingIfNeeded: n.value >> 56) + 1
-                let (ns, overflow) = (n.value & ((1 << 56) - 1)).multipliedReportingOverflow(by: 1000)
-                if !overflow, run.poolJobsWaiting.count < Self.maxWaitingJobs {
-                    run.poolJobsWaiting.append(CapturedWaitingJob(poolQueue: queue, enqueuedNs: ns))
+                // Units of 10 µs: the queue (bits 61-63), the stamp after the
+                // enqueue (16-60) and the span back to the one before (0-15).
+                let queue = UInt32(truncatingIfNeeded: n.value >> 61) + 1
+                let after = (n.value >> 16 & ((1 << 45) - 1)) * 10_000
+                let span = (n.value & 0xffff) * 10_000
+                if span <= after, run.poolJobsWaiting.count < Self.maxWaitingJobs {
+                    run.poolJobsWaiting.append(CapturedWaitingJob(poolQueue: queue, enqueuedFromNs: after - span,
+                                                                  enqueuedByNs: after))
                 }
                 break
             }

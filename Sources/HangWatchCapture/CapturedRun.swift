@@ -175,11 +175,14 @@ public struct CapturedPark: Sendable, Equatable {
 public struct CapturedWaitingJob: Sendable, Equatable {
     /// The queue's number (the `poolQueue` of its jobs' busy periods).
     public var poolQueue: UInt32
-    /// When it was enqueued (CLOCK_MONOTONIC ns, to the µs).
-    public var enqueuedNs: UInt64
+    /// A stamp taken just before the enqueue (CLOCK_MONOTONIC ns, rounded down to 10 µs).
+    public var enqueuedFromNs: UInt64
+    /// A stamp taken just after it (rounded up to 10 µs).
+    public var enqueuedByNs: UInt64
     /// A waiting job as noted.
-    public init(poolQueue: UInt32, enqueuedNs: UInt64) {
+    public init(poolQueue: UInt32, enqueuedFromNs: UInt64, enqueuedByNs: UInt64) {
         self.poolQueue = poolQueue
-        self.enqueuedNs = enqueuedNs
+        self.enqueuedFromNs = enqueuedFromNs
+        self.enqueuedByNs = enqueuedByNs
     }
 }

@@ -27,17 +27,23 @@ import Testing
     }
 
     /// The first job noted waiting inside a spell, on its queue, to the spell's
-    /// end; a note outside the spell or of another queue is not its.
+    /// end, less the stamps' error; a note outside the spell, one whose
+    /// enqueue may have begun before it, or of another queue is not its.
     @Test func aJobNotedWaitingWaitedUntilTheSpellEndedAtLeast() {
         let spell = PoolHangs.Spell(startNs: 100_000_000, endNs: 500_000_000, jobs: [0, 1])
-        let notes = [CapturedWaitingJob(poolQueue: 1, enqueuedNs: 50_000_000),   // before the spell
-                     CapturedWaitingJob(poolQueue: 2, enqueuedNs: 150_000_000),  // another queue
-                     CapturedWaitingJob(poolQueue: 1, enqueuedNs: 300_000_000),
-                     CapturedWaitingJob(poolQueue: 1, enqueuedNs: 250_000_000),
-                     CapturedWaitingJob(poolQueue: 1, enqueuedNs: 500_000_000)]  // at its end: free already
-        #expect(PoolHangs.jobWaitMs(in: spell, queue: 1, waiting: notes) == 250)
-        #expect(PoolHangs.jobWaitMs(in: spell, queue: 2, waiting: notes) == 350)
+        func job(_ queue: UInt32, _ from: UInt64, _ by: UInt64) -> CapturedWaitingJob {
+            CapturedWaitingJob(poolQueue: queue, enqueuedFromNs: from, enqueuedByNs: by)
+        }
+        let notes = [job(1, 50_000_000, 50_000_010),     // before the spell
+                     job(1, 99_990_000, 200_000_000),    // its enqueue may have begun before the spell
+                     job(2, 150_000_000, 150_000_000),   // another queue
+                     job(1, 300_000_000, 300_000_000),
+                     job(1, 250_000_000, 250_000_000),
+                     job(1, 499_990_000, 499_990_000)]   // within the stamps' error of its end
+        #expect(PoolHangs.jobWaitMs(in: spell, queue: 1, waiting: notes) == 249.98)
+        #expect(PoolHangs.jobWaitMs(in: spell, queue: 2, waiting: notes) == 349.98)
         #expect(PoolHangs.jobWaitMs(in: spell, queue: 3, waiting: notes) == nil)
+        #expect(PoolHangs.jobWaitMs(in: spell, queue: 1, waiting: [notes[5]]) == nil)
         #expect(PoolHangs.jobWaitMs(in: spell, queue: 1, waiting: []) == nil)
     }
 

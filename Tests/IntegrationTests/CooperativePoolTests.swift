@@ -54,11 +54,12 @@ extension Integration {
             // thread: the first one seen enqueued is the one the program timed
             // (the spell's end less its enqueue). In the computing spell no
             // request came: at most the group's own resumption, enqueued by
-            // the first child to finish just before its job ended.
+            // the first child to finish just before its job ended (that
+            // child preempted in between can make it a few ms).
             let queued = try #require(run.work("queued-request").first)
             let waited = try #require(pool[0].poolJobWaitMs, "\(way): no waiting job on the blocked pool")
             #expect(abs(waited - queued.durationMs) <= tolerance, "\(way): waited \(waited) vs \(queued.durationMs)")
-            #expect((pool[1].poolJobWaitMs ?? 0) < 1, "\(way): \(String(describing: pool[1].poolJobWaitMs))")
+            #expect((pool[1].poolJobWaitMs ?? 0) <= tolerance, "\(way): \(String(describing: pool[1].poolJobWaitMs))")
             #expect(TextRenderer.render(run.report).contains("a job waited at least"), "\(way): no wait line in the text")
 
             // One 300 ms request on a free pool: exactly one job hang, no pool hang.

@@ -270,7 +270,7 @@ enum hw_note_code {
     HW_NOTE_SIGPROF_IGNORED = 8,   // the program ignores SIGPROF, so the kernel does: no signal samples meanwhile
     HW_NOTE_POOL_UNWATCHED = 9,    // value: why some cooperative-pool jobs are not watched (HW_POOL_WHY_*)
     HW_NOTE_SECCOMP_STOPPED = 10,  // value: ns since the engine started; a seccomp filter of the program binds the watchdog: sampling stopped
-    HW_NOTE_POOL_JOB_WAITING = 11, // a job was enqueued on a pool queue the watchdog saw full: its index (high 8 bits) and when, in µs (low 56)
+    HW_NOTE_POOL_JOB_WAITING = 11, // a job was enqueued on a pool queue the watchdog saw full: its index (bits 61-63), a stamp just after the enqueue in 10 µs, rounded up (bits 16-60), and the span back to a stamp just before it in 10 µs, rounded down (bits 0-15)
     HW_NOTE_INPROCESS = 20,        // the library's wrappers: HW_INPROCESS_* asked (high 32 bits) and in place (low 32)
     HW_NOTE_MAIN_PARKED = 21,      // the main thread parked outside any loop in its launch; value: when it blocked there (ns)
     HW_NOTE_MAIN_UNPARKED = 22,    // it moved on from that park (value: when the watchdog saw it, ns): the launch goes on
